@@ -1,0 +1,220 @@
+"""The slash-command grammar, parsed in Python from the raw typed prompt.
+
+Arguments never pass through a shell: `shlex` splits them here, so quotes, `$(...)`,
+backticks and semicolons in a prompt are just characters. Every refusal is a UsageError with
+one line saying what to type instead.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from finesse.errors import UsageError
+
+PLUGIN_NAME = "finesse"
+DEFAULT_MAX_ITERATIONS = 8
+DEFAULT_PROMISE = "RALPH_LOOP_STOP"
+WARN_ABOVE_ITERATIONS = 25
+HARD_MAX_ITERATIONS = 1000
+MAX_TEXT_FILE_BYTES = 1024 * 1024
+
+# The commands the UserPromptSubmit hook answers itself, by bare name.
+COMMANDS = ("ralph-loop", "cancel-ralph", "ralph-status", "ralph-help")
+_COMMAND_LINE = re.compile(r"\A\s*/(?:finesse:)?([a-z][a-z-]*)(?=\s|\Z)(.*)\Z", re.DOTALL)
+_DECIMAL = re.compile(r"[0-9]+")
+# Only a word shaped like an option is one: a quoted "--not a flag" stays a prompt word.
+_OPTION = re.compile(r"--[a-z][a-z-]*(?:=.*)?", re.DOTALL)
+
+LOOP_USAGE = (
+    '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
+    "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD]"
+)
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    args: str
+
+
+@dataclass
+class StartRequest:
+    """A validated request to start a loop, before it becomes state."""
+
+    prompt: str
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    promise: str = DEFAULT_PROMISE
+    verify: list[str] = field(default_factory=list)
+    prompt_file: str | None = None
+    promise_file: str | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        if self.max_iterations > WARN_ABOVE_ITERATIONS:
+            return [
+                f"--max-iterations {self.max_iterations} is above {WARN_ABOVE_ITERATIONS}: "
+                "long loops burn quota; /cancel-ralph stops it at any time"
+            ]
+        return []
+
+
+def match_command(prompt: str) -> SlashCommand | None:
+    """Our command at the start of a typed prompt, or None for anything else."""
+    found = _COMMAND_LINE.match(prompt)
+    if found is None or found.group(1) not in COMMANDS:
+        return None
+    return SlashCommand(found.group(1), found.group(2).strip())
+
+
+def split_words(args: str) -> list[str]:
+    try:
+        return shlex.split(args, comments=False, posix=True)
+    except ValueError as err:
+        raise UsageError(
+            f"could not read the arguments ({err}): close the quote, or put the prompt "
+            "in a file and pass --prompt-file PATH"
+        ) from None
+
+
+def parse_max_iterations(value: str) -> int:
+    if not _DECIMAL.fullmatch(value):
+        raise UsageError(
+            f"--max-iterations needs a whole number from 1 to {HARD_MAX_ITERATIONS}, "
+            f"not {value!r}: for example --max-iterations 8"
+        )
+    number = int(value, 10)
+    if not 1 <= number <= HARD_MAX_ITERATIONS:
+        raise UsageError(
+            f"--max-iterations must be from 1 to {HARD_MAX_ITERATIONS}, not {number}: "
+            "a loop always has a cap; for example --max-iterations 8"
+        )
+    return number
+
+
+def check_promise(text: str, origin: str) -> str:
+    promise = " ".join(text.split())
+    if not promise:
+        raise UsageError(f"{origin} is empty: give the text the agent must output, e.g. DONE")
+    if "<" in promise or ">" in promise:
+        raise UsageError(f"{origin} may not contain '<' or '>': use plain words, e.g. DONE")
+    return promise
+
+
+def read_text_file(root: Path, name: str, flag: str) -> str:
+    path = Path(name).expanduser()
+    if not path.is_absolute():
+        path = root / path
+    try:
+        if path.stat().st_size > MAX_TEXT_FILE_BYTES:
+            raise UsageError(f"{flag} {name}: the file is over 1 MiB; point at a smaller file")
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(
+            f"{flag} {name}: no such file under {root}; give a path relative to the project root"
+        ) from None
+    except IsADirectoryError:
+        raise UsageError(f"{flag} {name}: that is a directory; give a file") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{flag} {name}: the file is not UTF-8 text") from None
+    except OSError as err:
+        raise UsageError(f"{flag} {name}: cannot read it ({err.strerror})") from None
+
+
+_VALUE_FLAGS = (
+    "--max-iterations",
+    "--completion-promise",
+    "--prompt-file",
+    "--completion-promise-file",
+    "--verify",
+)
+
+
+def _take_flags(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """Prompt words and flag values, in the order given; `--` ends the flags."""
+    prompt_words: list[str] = []
+    values: dict[str, list[str]] = {}
+    index = 0
+    only_words = False
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if only_words or not (word == "--" or _OPTION.fullmatch(word)):
+            prompt_words.append(word)
+            continue
+        if word == "--":
+            only_words = True
+            continue
+        flag, equals, inline = word.partition("=")
+        if flag not in _VALUE_FLAGS:
+            raise UsageError(f"unknown option {flag}: type {LOOP_USAGE}")
+        if equals:
+            value = inline
+        elif index < len(words):
+            value = words[index]
+            index += 1
+        else:
+            raise UsageError(f"{flag} needs a value: type {LOOP_USAGE}")
+        values.setdefault(flag, []).append(value)
+    return prompt_words, values
+
+
+def _single(values: dict[str, list[str]], flag: str) -> str | None:
+    given = values.get(flag)
+    if not given:
+        return None
+    if len(given) > 1:
+        raise UsageError(f"{flag} was given {len(given)} times: give it once")
+    return given[0]
+
+
+def parse_loop_args(args: str, root: Path) -> StartRequest:
+    """Parse `/ralph-loop` arguments; files are read relative to the project root."""
+    prompt_words, values = _take_flags(split_words(args))
+    request = StartRequest(prompt="")
+
+    max_iterations = _single(values, "--max-iterations")
+    if max_iterations is not None:
+        request.max_iterations = parse_max_iterations(max_iterations)
+
+    promise = _single(values, "--completion-promise")
+    promise_file = _single(values, "--completion-promise-file")
+    if promise is not None and promise_file is not None:
+        raise UsageError(
+            "give --completion-promise or --completion-promise-file, not both"
+        )
+    if promise is not None:
+        request.promise = check_promise(promise, "--completion-promise")
+    elif promise_file is not None:
+        text = read_text_file(root, promise_file, "--completion-promise-file")
+        request.promise = check_promise(text, f"--completion-promise-file {promise_file}")
+        request.promise_file = promise_file
+
+    prompt_file = _single(values, "--prompt-file")
+    if prompt_file is not None:
+        if prompt_words:
+            raise UsageError(
+                "give the prompt inline or with --prompt-file, not both: "
+                "drop the words or the flag"
+            )
+        request.prompt = read_text_file(root, prompt_file, "--prompt-file").strip()
+        request.prompt_file = prompt_file
+        if not request.prompt:
+            raise UsageError(f"--prompt-file {prompt_file} is empty: write the task in it")
+    else:
+        request.prompt = " ".join(prompt_words).strip()
+        if not request.prompt:
+            raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
+
+    for command in values.get("--verify", []):
+        if not command.strip():
+            raise UsageError('--verify needs a command, e.g. --verify "pytest -q"')
+        request.verify.append(command)
+    return request
+
+
+def expect_no_args(command: SlashCommand) -> None:
+    if command.args:
+        raise UsageError(f"/{command.name} takes no arguments: type /{command.name}")

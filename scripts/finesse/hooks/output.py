@@ -1,0 +1,32 @@
+"""The one place hook output is shaped. A hook prints one JSON object or nothing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+HookOutput = dict[str, Any]
+
+
+def block(reason: str, *, system_message: str | None = None) -> HookOutput:
+    output: HookOutput = {"decision": "block", "reason": reason}
+    if system_message:
+        output["systemMessage"] = system_message
+    return output
+
+
+def tell_user(message: str) -> HookOutput:
+    return {"systemMessage": message}
+
+
+def add_context(event: str, context: str, *, system_message: str | None = None) -> HookOutput:
+    output: HookOutput = {
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": context}
+    }
+    if system_message:
+        output["systemMessage"] = system_message
+    return output
+
+
+def render(output: HookOutput | None) -> str:
+    return "" if output is None else json.dumps(output, ensure_ascii=False)

@@ -1,0 +1,101 @@
+"""UserPromptSubmit hook: our slash commands, answered in Python before the model sees them.
+
+`/ralph-loop` is parsed and validated here; a bad one is blocked with one line saying what
+to type, and the model is never called. Status, cancel and help are answered here too, by
+blocking the prompt with the answer: deterministic, no model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import BinaryIO, TextIO
+
+from pydantic import ValidationError
+
+from finesse.errors import FinesseError
+from finesse.grammar import SlashCommand, expect_no_args, match_command, parse_loop_args
+from finesse.hooks.boundary import run_hook
+from finesse.hooks.output import HookOutput, add_context, block
+from finesse.loops import cancel_loop, describe, start_context, start_loop
+from finesse.models import PromptInput
+from finesse.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.store import LoopStore, utcnow
+
+EVENT = "UserPromptSubmit"
+
+HELP = """finesse Ralph loops: the same prompt again each time Claude stops, until done.
+  /ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT]
+              [--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD]
+      start a loop in this session (defaults: 8 iterations, promise RALPH_LOOP_STOP).
+      It ends when Claude's reply holds <promise>TEXT</promise> outside code,
+      or after N replies.
+  /ralph-status    where this session's loop is
+  /cancel-ralph    stop this session's loop now
+  From a terminal: ralph status | ralph cancel [--session ID | --all] | ralph doctor
+  Emergency stop for every loop of the project: create the file .claude/ralph/STOP"""
+
+
+def _start(store: LoopStore, session_id: str, command: SlashCommand) -> HookOutput:
+    request = parse_loop_args(command.args, store.paths.root)
+    with store.locked(session_id):
+        state = start_loop(store, session_id, request, utcnow())
+    notes = [
+        f"Ralph loop started: up to {state.max_iterations} iterations, ends on "
+        f"<promise>{state.promise}</promise>. /ralph-status to watch, /cancel-ralph to stop."
+    ]
+    notes.extend(f"warning: {warning}" for warning in request.warnings)
+    return add_context(EVENT, start_context(state), system_message="\n".join(notes))
+
+
+def _cancel(store: LoopStore, session_id: str) -> HookOutput:
+    with store.locked(session_id):
+        ended = cancel_loop(store, session_id, utcnow(), by="/cancel-ralph")
+    if ended is None:
+        return block("finesse: no Ralph loop is running in this session; nothing to cancel.")
+    return block(f"finesse: {ended.end_message} Its record is in {store.paths.history}.")
+
+
+def _status(store: LoopStore, session_id: str) -> HookOutput:
+    now = utcnow()
+    loops = store.active_loops()
+    mine = [loop for loop in loops if loop.session_id == session_id]
+    others = len(loops) - len(mine)
+    lines = [describe(loop, now) for loop in mine] or [
+        "finesse: no Ralph loop is running in this session."
+    ]
+    if others:
+        lines.append(f"({others} other loop(s) run in other sessions of this project: "
+                     "`ralph status` lists them.)")
+    return block("\n".join(lines))
+
+
+def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
+    try:
+        data = PromptInput.model_validate_json(raw)
+    except ValidationError:
+        return None
+    command = match_command(data.prompt)
+    if command is None:
+        return None
+    if not is_valid_session_id(data.session_id):
+        return block(f"finesse: this session id cannot hold a loop: {data.session_id!r}")
+    store = LoopStore(StatePaths(find_project_root(env, data.cwd or cwd)))
+    try:
+        if command.name == "ralph-loop":
+            return _start(store, data.session_id, command)
+        expect_no_args(command)
+        if command.name == "cancel-ralph":
+            return _cancel(store, data.session_id)
+        if command.name == "ralph-status":
+            return _status(store, data.session_id)
+        return block(HELP)
+    except FinesseError as err:
+        return block(f"finesse: {err}")
+
+
+def main(stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
+    return run_hook(EVENT, handle, stdin, stdout)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

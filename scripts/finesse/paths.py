@@ -1,0 +1,61 @@
+"""Where a project's loop state lives. Standard library only: the Stop hook's fast path uses it.
+
+Everything is found from the project root, never from the working directory: the model's
+`cd` moves a hook's cwd, while CLAUDE_PROJECT_DIR stays at the launch directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+STATE_SUBDIR = (".claude", "ralph")
+KILL_SWITCH_NAME = "STOP"
+
+# Claude Code session ids are UUIDs; anything else must never become part of a path.
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+def is_valid_session_id(session_id: object) -> bool:
+    return isinstance(session_id, str) and _SESSION_ID.fullmatch(session_id) is not None
+
+
+def find_project_root(env: Mapping[str, str], cwd: str | os.PathLike[str]) -> Path:
+    """CLAUDE_PROJECT_DIR when set, else the nearest directory above cwd holding `.git`.
+
+    Falls back to cwd itself when there is no repository, so a loop outside git still has
+    one fixed home for the life of the session.
+    """
+    project_dir = env.get("CLAUDE_PROJECT_DIR")
+    if project_dir:
+        return Path(project_dir)
+    start = Path(cwd).absolute()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+class StatePaths:
+    """The files under `<root>/.claude/ralph/`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.base = root.joinpath(*STATE_SUBDIR)
+        self.loops = self.base / "loops"
+        self.history = self.base / "history"
+        self.reports = self.base / "reports"
+        self.locks = self.base / "locks"
+        self.corrupt = self.base / "corrupt"
+        self.log = self.base / "finesse.log"
+        self.kill_switch = self.base / KILL_SWITCH_NAME
+
+    def loop_file(self, session_id: str) -> Path:
+        if not is_valid_session_id(session_id):
+            raise ValueError(f"not a session id: {session_id!r}")
+        return self.loops / f"{session_id}.json"
+
+    def lock_file(self, session_id: str) -> Path:
+        return self.locks / f"{session_id}.lock"

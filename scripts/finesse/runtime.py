@@ -1,0 +1,122 @@
+"""The plugin's own Python environment, kept in CLAUDE_PLUGIN_DATA. Standard library only.
+
+The hooks run under whatever `python3` Claude Code finds. Their dependencies live in a
+virtualenv the plugin builds itself, named by a hash of the requirements and the interpreter,
+so a changed requirement or a new Python gets a fresh one. Only starting a loop may build it
+(under a lock, so two sessions never build at once); the Stop path never downloads anything.
+The hooks import from the virtualenv's site-packages in their own process: no second
+interpreter start on the hot path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+SCRIPTS_DIR = Path(__file__).resolve().parent.parent
+REQUIREMENTS = SCRIPTS_DIR / "requirements.txt"
+COMPLETE_MARK = ".finesse-complete"
+BUILD_TIMEOUT_SECONDS = 540
+INHERIT = "inherit"
+
+
+class RuntimeMissing(Exception):
+    """The environment is not there (and may not be built here); str is one line for a user."""
+
+
+def data_dir(env: Mapping[str, str]) -> Path:
+    configured = env.get("CLAUDE_PLUGIN_DATA")
+    if configured:
+        return Path(configured)
+    cache = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "finesse"
+
+
+def environment_key(requirements: bytes) -> str:
+    digest = hashlib.sha256(requirements)
+    digest.update(sys.version.encode())
+    digest.update(os.path.realpath(sys.executable).encode())
+    return digest.hexdigest()[:16]
+
+
+def venv_dir(env: Mapping[str, str]) -> Path:
+    if env.get("FINESSE_VENV"):
+        return Path(env["FINESSE_VENV"])
+    return data_dir(env) / f"venv-{environment_key(REQUIREMENTS.read_bytes())}"
+
+
+def site_packages(venv: Path) -> Path:
+    return venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+
+
+def is_built(venv: Path) -> bool:
+    return (venv / COMPLETE_MARK).exists()
+
+
+@contextlib.contextmanager
+def _build_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build(venv: Path) -> None:
+    """Create the virtualenv and install the requirements; raises RuntimeMissing."""
+    with _build_lock(venv.parent / "venv.lock"):
+        if is_built(venv):
+            return  # another session built it while this one waited
+        if venv.exists():
+            shutil.rmtree(venv)  # a build that died half-way; it holds no user data
+        steps = (
+            [sys.executable, "-m", "venv", str(venv)],
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+             "--disable-pip-version-check", "--no-input", "-r", str(REQUIREMENTS)],
+        )
+        for step in steps:
+            try:
+                done = subprocess.run(
+                    step, capture_output=True, text=True, timeout=BUILD_TIMEOUT_SECONDS,
+                    stdin=subprocess.DEVNULL,
+                )
+            except (OSError, subprocess.TimeoutExpired) as err:
+                raise RuntimeMissing(_failure(step, str(err))) from None
+            if done.returncode != 0:
+                raise RuntimeMissing(_failure(step, (done.stderr or done.stdout).strip()))
+        (venv / COMPLETE_MARK).write_text(REQUIREMENTS.read_text())
+
+
+def _failure(step: list[str], detail: str) -> str:
+    last = detail.splitlines()[-1] if detail else "no output"
+    what = "create its virtualenv" if "venv" in step else "install its dependencies"
+    return f"finesse could not {what} ({last[:200]}); run `ralph doctor` for details"
+
+
+def activate(env: Mapping[str, str], *, may_build: bool) -> None:
+    """Make the dependencies importable in this process; raises RuntimeMissing."""
+    if env.get("FINESSE_RUNTIME") == INHERIT:
+        # Tests run the hooks under an interpreter that already has everything.
+        if sys.flags.no_site:
+            import site
+
+            site.main()
+        return
+    venv = venv_dir(env)
+    if not is_built(venv):
+        if not may_build:
+            raise RuntimeMissing(
+                "finesse's Python environment is not built; start a loop with /ralph-loop "
+                "to build it, or run `ralph doctor`"
+            )
+        build(venv)
+    sys.path.insert(0, str(site_packages(venv)))

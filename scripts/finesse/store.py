@@ -1,0 +1,148 @@
+"""Loop state on disk: one JSON file per active loop, archived (never just deleted) at the end.
+
+Every read-modify-write happens under a per-session file lock, and every write is a temp
+file plus `os.replace`, so a crash leaves the old file or the new one, never half of one.
+A file that cannot be read is moved aside to `corrupt/` and reported, never overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+from pydantic import ValidationError
+
+from finesse.errors import StateError
+from finesse.models import LoopState
+from finesse.paths import StatePaths, is_valid_session_id
+
+LOCK_TIMEOUT_SECONDS = 15.0
+
+
+class CorruptStateError(StateError):
+    """A state file was unreadable; it has been moved to `moved_to`."""
+
+    def __init__(self, message: str, moved_to: Path) -> None:
+        super().__init__(message)
+        self.moved_to = moved_to
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+        delete=False,
+    )
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(handle.name)
+        raise
+
+
+class LoopStore:
+    def __init__(self, paths: StatePaths) -> None:
+        self.paths = paths
+
+    @contextlib.contextmanager
+    def locked(self, session_id: str) -> Iterator[None]:
+        lock_path = self.paths.lock_file(session_id)
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with FileLock(str(lock_path), timeout=LOCK_TIMEOUT_SECONDS):
+                yield
+        except Timeout:
+            raise StateError(
+                f"another process holds {lock_path} for over {LOCK_TIMEOUT_SECONDS:.0f} s; "
+                "try again, or run `ralph status`"
+            ) from None
+
+    def load(self, session_id: str) -> LoopState | None:
+        """This session's active loop, None if it has none."""
+        return self._load_file(self.paths.loop_file(session_id))
+
+    def _load_file(self, path: Path) -> LoopState | None:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise StateError(f"cannot read {path}: {err.strerror}") from None
+        try:
+            return LoopState.model_validate_json(raw)
+        except ValidationError as err:
+            moved_to = self._move_aside(path)
+            problem = err.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "the file"
+            raise CorruptStateError(
+                f"the loop state {path.name} was unreadable ({where}: {problem['msg']}); "
+                f"it was moved to {moved_to} and the loop has stopped",
+                moved_to,
+            ) from None
+
+    def _move_aside(self, path: Path) -> Path:
+        self.paths.corrupt.mkdir(parents=True, exist_ok=True)
+        stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
+        target = self.paths.corrupt / f"{path.stem}.{stamp}{path.suffix}"
+        os.replace(path, target)
+        return target
+
+    def save(self, state: LoopState) -> None:
+        write_atomic(self.paths.loop_file(state.session_id), state.model_dump_json(indent=2))
+
+    def archive(self, state: LoopState) -> Path:
+        """Write the ended loop to history/, then remove its active file."""
+        if state.outcome is None:
+            raise ValueError("only an ended loop is archived")
+        target = self.paths.history / f"{state.loop_id}.json"
+        write_atomic(target, state.model_dump_json(indent=2))
+        with contextlib.suppress(FileNotFoundError):
+            self.paths.loop_file(state.session_id).unlink()
+        return target
+
+    def active_loops(self) -> list[LoopState]:
+        """Every readable active loop of the project, oldest first; unreadable ones are
+        moved aside like everywhere else."""
+        loops: list[LoopState] = []
+        if not self.paths.loops.is_dir():
+            return loops
+        for path in sorted(self.paths.loops.glob("*.json")):
+            if not is_valid_session_id(path.stem):
+                continue
+            with contextlib.suppress(CorruptStateError):
+                state = self._load_file(path)
+                if state is not None:
+                    loops.append(state)
+        return sorted(loops, key=lambda loop: loop.started_at)
+
+    def history(self) -> list[LoopState]:
+        ended: list[LoopState] = []
+        if not self.paths.history.is_dir():
+            return ended
+        for path in self.paths.history.glob("*.json"):
+            with contextlib.suppress(StateError):
+                state = self._load_file(path)
+                if state is not None:
+                    ended.append(state)
+        return sorted(ended, key=lambda loop: loop.started_at)
+
+    def log(self, line: str) -> None:
+        """Append one line to the project's finesse log; never raises."""
+        with contextlib.suppress(OSError):
+            self.paths.base.mkdir(parents=True, exist_ok=True)
+            with open(self.paths.log, "a", encoding="utf-8") as handle:
+                handle.write(f"{utcnow().isoformat()} {' '.join(line.split())}\n")

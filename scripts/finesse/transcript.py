@@ -1,0 +1,104 @@
+"""The last assistant reply, read from the end of a transcript in bounded memory.
+
+Transcripts of long sessions reach tens of megabytes; only their tail matters. The file is
+read backwards in fixed-size blocks, one line at a time. Claude Code writes an assistant
+message one line per content block, the lines sharing `message.id`, so the reply's last text
+block is the last `text` block among the lines of the last assistant message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+BLOCK_SIZE = 64 * 1024
+# A line longer than this (a huge tool result, say) is skipped whole rather than held.
+MAX_LINE_BYTES = 8 * 1024 * 1024
+# How far back to look: the reply is always near the end of the file.
+MAX_SCAN_BYTES = 32 * 1024 * 1024
+
+
+def iter_lines_reversed(
+    path: Path,
+    *,
+    block_size: int = BLOCK_SIZE,
+    max_line: int = MAX_LINE_BYTES,
+    max_scan: int = MAX_SCAN_BYTES,
+) -> Iterator[bytes]:
+    """The file's lines from last to first, without their newlines.
+
+    Memory stays near `block_size + max_line`: a line longer than `max_line` is dropped, and
+    nothing before the last `max_scan` bytes is read (a line cut by that floor is dropped).
+    """
+    with open(path, "rb") as handle:
+        position = handle.seek(0, os.SEEK_END)
+        floor = max(0, position - max_scan)
+        carry: list[bytes] = []  # pieces of the line being assembled, latest first
+        carry_size = 0
+        too_long = False
+        while position > floor:
+            step = min(block_size, position - floor)
+            position -= step
+            handle.seek(position)
+            parts = handle.read(step).split(b"\n")
+            for index in range(len(parts) - 1, -1, -1):
+                if not too_long:
+                    carry.append(parts[index])
+                    carry_size += len(parts[index])
+                    if carry_size > max_line:
+                        too_long, carry = True, []
+                if index > 0:  # a newline precedes this part: the carried line is whole
+                    if not too_long:
+                        yield b"".join(reversed(carry))
+                    carry, carry_size, too_long = [], 0, False
+        if floor == 0 and not too_long:
+            yield b"".join(reversed(carry))
+
+
+def _text_blocks(message: dict[str, Any]) -> list[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ]
+
+
+def last_assistant_text(path: Path, **limits: int) -> str | None:
+    """The last text block of the final assistant message; "" if it had none; None if the
+    transcript holds no assistant message in its readable tail (or cannot be read)."""
+    message_id: object = None
+    seen_message = False
+    try:
+        for raw in iter_lines_reversed(path, **limits):
+            if not raw.strip():
+                continue
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(entry, dict) or entry.get("isSidechain"):
+                continue
+            message = entry.get("message")
+            kind = entry.get("type")
+            if kind == "user" and seen_message and not entry.get("isMeta"):
+                break
+            if kind != "assistant" or not isinstance(message, dict):
+                continue
+            if seen_message and message.get("id") != message_id:
+                break
+            seen_message, message_id = True, message.get("id")
+            texts = _text_blocks(message)
+            if texts:
+                return texts[-1]
+    except OSError:
+        return None
+    return "" if seen_message else None
