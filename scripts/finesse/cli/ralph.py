@@ -1,0 +1,139 @@
+"""`ralph`: the loops of this project from a terminal. Same engine, same state files.
+
+The CLI only parses and dispatches; errors become one line on stderr and an exit code here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from finesse.errors import FinesseError, UsageError
+from finesse.grammar import parse_loop_args
+from finesse.loops import cancel_loop, describe, start_loop
+from finesse.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.store import LoopStore, utcnow
+
+
+def _store(project: str | None) -> LoopStore:
+    root = Path(project).resolve() if project else find_project_root(os.environ, os.getcwd())
+    return LoopStore(StatePaths(root))
+
+
+project_option = click.option(
+    "--project", type=click.Path(file_okay=False), default=None,
+    help="Project root (default: $CLAUDE_PROJECT_DIR, else the git top level of the cwd).",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """Ralph loops of this project: status, cancel, start, doctor."""
+
+
+@cli.command()
+@project_option
+@click.option("--json", "as_json", is_flag=True, help="Print the loops as JSON.")
+def status(project: str | None, as_json: bool) -> None:
+    """Every active loop of the project."""
+    store = _store(project)
+    loops = store.active_loops()
+    if as_json:
+        click.echo(json.dumps(
+            {"project": str(store.paths.root),
+             "loops": [loop.model_dump(mode="json") for loop in loops]},
+            indent=2, ensure_ascii=False,
+        ))
+        return
+    if not loops:
+        click.echo(f"No active Ralph loop in {store.paths.root}.")
+        return
+    now = utcnow()
+    click.echo("\n\n".join(describe(loop, now) for loop in loops))
+
+
+@cli.command()
+@project_option
+@click.option("--session", "session_id", default=None, help="Cancel this session's loop.")
+@click.option("--all", "cancel_all", is_flag=True, help="Cancel every loop of the project.")
+def cancel(project: str | None, session_id: str | None, cancel_all: bool) -> None:
+    """Cancel a loop now: the one active loop, one session's, or --all."""
+    store = _store(project)
+    if session_id and cancel_all:
+        raise click.UsageError("give --session ID or --all, not both")
+    if session_id:
+        targets = [session_id]
+    else:
+        targets = [loop.session_id for loop in store.active_loops()]
+        if len(targets) > 1 and not cancel_all:
+            raise click.UsageError(
+                f"{len(targets)} loops are active: pick one with --session ID "
+                "(see `ralph status`) or cancel them all with --all"
+            )
+    if not targets:
+        raise click.ClickException(f"no active Ralph loop in {store.paths.root}")
+    for target in targets:
+        if not is_valid_session_id(target):
+            raise click.UsageError(f"not a session id: {target!r}")
+        with store.locked(target):
+            ended = cancel_loop(store, target, utcnow(), by="`ralph cancel`")
+        if ended is None:
+            raise click.ClickException(f"session {target} has no active Ralph loop")
+        click.echo(ended.end_message + f" (session {target})")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@project_option
+@click.option("--session", "session_id", required=True,
+              help="The Claude Code session the loop belongs to.")
+@click.argument("words", nargs=-1, type=click.UNPROCESSED)
+def start(project: str | None, session_id: str, words: tuple[str, ...]) -> None:
+    """Start a loop for a session, with the /ralph-loop grammar after the options."""
+    if not is_valid_session_id(session_id):
+        raise click.UsageError(f"not a session id: {session_id!r}")
+    store = _store(project)
+    request = parse_loop_args(shlex.join(words), store.paths.root)
+    with store.locked(session_id):
+        state = start_loop(store, session_id, request, utcnow())
+    for warning in request.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"Started Ralph loop {state.loop_id} for session {session_id}: "
+               f"up to {state.max_iterations} iterations, promise {state.promise}.")
+
+
+@cli.command()
+def doctor() -> None:
+    """Check Python, the plugin's environment, Claude Code, and the plugin's validity."""
+    from finesse.doctor import report
+
+    healthy, text = report()
+    click.echo(text)
+    if not healthy:
+        raise click.exceptions.Exit(1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="ralph",
+                 standalone_mode=False)
+    except click.exceptions.Exit as done:
+        return int(done.exit_code)
+    except click.ClickException as err:
+        err.show()
+        return err.exit_code
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        return 1
+    except FinesseError as err:
+        click.echo(f"ralph: {err}", err=True)
+        return 2 if isinstance(err, UsageError) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
