@@ -25,7 +25,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.invalid")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for var in ("CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_DATA", "CLAUDE_PLUGIN_ROOT",
-                "CLAUDE_CODE_SESSION_ID", "FINESSE_RUNTIME", "FINESSE_VENV"):
+                "CLAUDE_CODE_SESSION_ID", "FINESSE_RUNTIME", "FINESSE_DATA_DIR"):
         monkeypatch.delenv(var, raising=False)
     return home
 

@@ -32,7 +32,8 @@ class RuntimeMissing(Exception):
 
 
 def data_dir(env: Mapping[str, str]) -> Path:
-    configured = env.get("CLAUDE_PLUGIN_DATA")
+    """FINESSE_DATA_DIR, else the plugin data folder Claude Code gives hooks, else a cache."""
+    configured = env.get("FINESSE_DATA_DIR") or env.get("CLAUDE_PLUGIN_DATA")
     if configured:
         return Path(configured)
     cache = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -47,8 +48,6 @@ def environment_key(requirements: bytes) -> str:
 
 
 def venv_dir(env: Mapping[str, str]) -> Path:
-    if env.get("FINESSE_VENV"):
-        return Path(env["FINESSE_VENV"])
     return data_dir(env) / f"venv-{environment_key(REQUIREMENTS.read_bytes())}"
 
 

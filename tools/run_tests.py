@@ -1,0 +1,55 @@
+"""Run the whole test suite from a fresh clone: the command the README names and CI runs.
+
+Creates `.venv` with the package and its test tools, installs the pinned Claude Code CLI for
+the end-to-end tests, then runs pytest. Standard library only. pytest's "no tests ran"
+(exit 5) is a failure here, never a pass.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+PYTEST_NO_TESTS = 5
+
+
+def _python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def _step(title: str, command: Sequence[str | os.PathLike[str]], **kwargs: object) -> None:
+    print(f"==> {title}", flush=True)
+    subprocess.run([str(part) for part in command], check=True, cwd=ROOT, **kwargs)  # type: ignore[call-overload]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # The whole suite: the slow stress runs too, which a plain `pytest` leaves out.
+    pytest_args = ["-m", "slow or not slow", *(sys.argv[1:] if argv is None else argv)]
+    if not _python().exists():
+        print(f"==> creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    _step("installing finesse and its test tools",
+          [_python(), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+           "-e", ".[test]"])
+    claude = subprocess.run(
+        [str(_python()), str(ROOT / "tools" / "install_claude.py")],
+        check=True, cwd=ROOT, capture_output=True, text=True,
+    ).stdout.strip().splitlines()[-1]
+    print(f"==> Claude Code CLI: {claude}", flush=True)
+    env = dict(os.environ, FINESSE_CLAUDE_BIN=claude)
+    print("==> pytest " + " ".join(pytest_args), flush=True)
+    code = subprocess.run([str(_python()), "-m", "pytest", *pytest_args], cwd=ROOT, env=env).returncode
+    if code == PYTEST_NO_TESTS:
+        print("run_tests: pytest collected no tests; that is a failure", file=sys.stderr)
+        return 1
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
