@@ -14,12 +14,13 @@ def main() -> int:
     except ImportError:
         try:
             runtime.activate(os.environ, may_build=False)
-        except runtime.RuntimeMissing:
+        except runtime.RuntimeMissing as err:
             if sys.argv[1:2] == ["doctor"]:
                 from finesse.doctor import main as doctor
 
                 return doctor()
-            raise
+            print(f"ralph: {err}", file=sys.stderr)
+            return 1
     from finesse.cli.ralph import main as ralph
 
     return ralph()
