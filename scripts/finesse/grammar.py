@@ -103,10 +103,16 @@ def check_promise(text: str, origin: str) -> str:
     return promise
 
 
+def shown_name(name: str) -> str:
+    """A file name fit for a one-line message: quoted when it holds a newline or the like."""
+    return name if name.isprintable() else repr(name)
+
+
 def read_text_file(root: Path, name: str, flag: str) -> str:
     path = Path(name).expanduser()
     if not path.is_absolute():
         path = root / path
+    name = shown_name(name)
     try:
         if path.stat().st_size > MAX_TEXT_FILE_BYTES:
             raise UsageError(f"{flag} {name}: the file is over 1 MiB; point at a smaller file")
@@ -121,6 +127,8 @@ def read_text_file(root: Path, name: str, flag: str) -> str:
         raise UsageError(f"{flag} {name}: the file is not UTF-8 text") from None
     except OSError as err:
         raise UsageError(f"{flag} {name}: cannot read it ({err.strerror})") from None
+    except ValueError:  # an embedded NUL byte
+        raise UsageError(f"{flag} {name}: not a usable file name") from None
 
 
 _VALUE_FLAGS = (
@@ -189,7 +197,8 @@ def parse_loop_args(args: str, root: Path) -> StartRequest:
         request.promise = check_promise(promise, "--completion-promise")
     elif promise_file is not None:
         text = read_text_file(root, promise_file, "--completion-promise-file")
-        request.promise = check_promise(text, f"--completion-promise-file {promise_file}")
+        origin = f"--completion-promise-file {shown_name(promise_file)}"
+        request.promise = check_promise(text, origin)
         request.promise_file = promise_file
 
     prompt_file = _single(values, "--prompt-file")
@@ -202,7 +211,9 @@ def parse_loop_args(args: str, root: Path) -> StartRequest:
         request.prompt = read_text_file(root, prompt_file, "--prompt-file").strip()
         request.prompt_file = prompt_file
         if not request.prompt:
-            raise UsageError(f"--prompt-file {prompt_file} is empty: write the task in it")
+            raise UsageError(
+                f"--prompt-file {shown_name(prompt_file)} is empty: write the task in it"
+            )
     else:
         request.prompt = " ".join(prompt_words).strip()
         if not request.prompt:
