@@ -113,10 +113,16 @@ def read_text_file(root: Path, name: str, flag: str) -> str:
     if not path.is_absolute():
         path = root / path
     name = shown_name(name)
+    too_big = f"{flag} {name}: the file is over 1 MiB; point at a smaller file"
     try:
         if path.stat().st_size > MAX_TEXT_FILE_BYTES:
-            raise UsageError(f"{flag} {name}: the file is over 1 MiB; point at a smaller file")
-        return path.read_text(encoding="utf-8")
+            raise UsageError(too_big)
+        with open(path, encoding="utf-8") as handle:
+            # Bounded: a device such as /dev/zero reports size 0 and never ends.
+            text = handle.read(MAX_TEXT_FILE_BYTES + 1)
+        if len(text) > MAX_TEXT_FILE_BYTES:
+            raise UsageError(too_big)
+        return text
     except FileNotFoundError:
         raise UsageError(
             f"{flag} {name}: no such file under {root}; give a path relative to the project root"
