@@ -268,6 +268,13 @@ def test_huge_file_refused(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_endless_device_refused_without_reading_it_all() -> None:
+    assert refusal("--prompt-file /dev/zero") == (
+        "--prompt-file /dev/zero: the file is over 1 MiB; point at a smaller file"
+    )
+
+
 def test_inline_prompt_plus_prompt_file_refused(tmp_path: Path) -> None:
     (tmp_path / "task.md").write_text("Task")
     assert refusal("Do it --prompt-file task.md", tmp_path) == (
