@@ -1,0 +1,148 @@
+"""The completion promise counts only in prose, never quoted as code."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from finesse.signals import collapse_whitespace, has_promise, promise_texts, strip_code
+
+TAG = "<promise>DONE</promise>"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        TAG,
+        f"All tests pass. {TAG}",
+        f"All tests pass.\n\n{TAG}\n",
+        f"Done with the work:{TAG}.",
+        "<promise>  DONE \n </promise>",
+        "<PROMISE>DONE</Promise>",
+        f"The fence below is closed.\n```\ncode\n```\n{TAG}",
+        f"~~~\n<promise>NOT YET</promise>\n~~~\n{TAG}",
+        f"Inline `code` then {TAG} then `more code`.",
+        f"A lone ` backtick does not open code: {TAG}",
+        f"<promise>WRONG</promise> and then {TAG}",
+    ],
+)
+def test_promise_in_prose_counts(reply: str) -> None:
+    assert has_promise(reply, "DONE")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "DONE",
+        "I am DONE.",
+        "promise DONE",
+        "<promise>DONE",
+        "DONE</promise>",
+        "<promise></promise>",
+        "<promise>NOT DONE</promise>",
+        "<promise>DONE!</promise>",
+        "<promise>done</promise>",
+        "<promise>DO NE</promise>",
+        f"```\n{TAG}\n```",
+        f"Explaining the protocol:\n```text\nWhen finished, write {TAG}\n```\nNot yet.",
+        f"~~~\n{TAG}\n~~~",
+        f"~~~~markdown\n{TAG}\n~~~~",
+        f"   ```\n{TAG}\n   ```",
+        f"````\n```\n{TAG}\n```\n````",
+        f"Unclosed fence hides the rest:\n```\n{TAG}",
+        f"`{TAG}`",
+        f"Write `{TAG}` when done.",
+        f"Write ``{TAG}`` when done.",
+        f"Write `` `{TAG}` `` when done.",
+        f"```{TAG}```",
+        "",
+    ],
+)
+def test_promise_never_counts(reply: str) -> None:
+    assert not has_promise(reply, "DONE")
+
+
+@pytest.mark.parametrize(
+    ("reply", "promise"),
+    [
+        ("<promise>ALL TESTS PASS</promise>", "ALL TESTS PASS"),
+        ("<promise>\n  ALL\tTESTS\n\n   PASS  </promise>", "ALL TESTS PASS"),
+        ("<promise>ALL TESTS PASS</promise>", "  ALL \n TESTS   PASS "),
+    ],
+)
+def test_whitespace_collapsed_and_trimmed(reply: str, promise: str) -> None:
+    assert has_promise(reply, promise)
+
+
+@pytest.mark.parametrize("promise", ["", "   ", "\n"])
+def test_empty_promise_never_matches(promise: str) -> None:
+    assert not has_promise("<promise></promise> <promise> </promise>", promise)
+
+
+def test_promise_texts_lists_every_prose_tag() -> None:
+    reply = (
+        "<promise> first  one </promise>\n"
+        "`<promise>code</promise>`\n"
+        "```\n<promise>fenced</promise>\n```\n"
+        "<promise>second\nline</promise>"
+    )
+    assert promise_texts(reply) == ["first one", "second line"]
+
+
+def test_strip_code_keeps_prose_only() -> None:
+    reply = "before\n```python\nx = 1\n```\nmiddle `y` after\n~~~\nz\n~~~\nend"
+    assert strip_code(reply) == "before\nmiddle   after\nend"
+
+
+def test_collapse_whitespace() -> None:
+    assert collapse_whitespace("  a\t b\n\nc  ") == "a b c"
+
+
+# --- properties -------------------------------------------------------------------------------
+
+# Prose that cannot open code or write a tag of its own.
+_PROSE = st.text(
+    st.characters(exclude_characters="`~<>", exclude_categories=("Cs",)), max_size=80
+)
+_PROMISE = st.text(
+    st.characters(exclude_characters="<>`~", exclude_categories=("Cs",)), min_size=1, max_size=30
+).filter(lambda text: text.strip())
+
+
+@st.composite
+def _fence(draw: st.DrawFn) -> tuple[str, str]:
+    char = draw(st.sampled_from("`~"))
+    length = draw(st.integers(3, 6))
+    indent = " " * draw(st.integers(0, 3))
+    info = draw(st.sampled_from(["", "text", "markdown", " python"]))
+    opening = f"{indent}{char * length}{info}"
+    closing = f"{' ' * draw(st.integers(0, 3))}{char * draw(st.integers(length, length + 2))}"
+    return opening, closing
+
+
+@given(_PROSE, _PROSE, _PROSE, _PROMISE, _fence(), st.booleans())
+def test_tag_in_a_fenced_block_never_counts(
+    before: str, inside: str, after: str, promise: str, fence: tuple[str, str], closed: bool
+) -> None:
+    opening, closing = fence
+    body = f"{inside} <promise>{promise}</promise> {inside}"
+    tail = f"\n{closing}\n{after}" if closed else ""
+    reply = f"{before}\n{opening}\n{body}{tail}"
+    assert not has_promise(reply, promise)
+
+
+@given(_PROSE, _PROSE, _PROMISE, st.integers(1, 3))
+def test_tag_in_inline_code_never_counts(
+    before: str, after: str, promise: str, ticks: int
+) -> None:
+    quote = "`" * ticks
+    reply = f"{before} {quote}<promise>{promise}</promise>{quote} {after}"
+    assert not has_promise(reply, promise)
+
+
+@given(_PROSE, _PROSE, _PROMISE, st.sampled_from([" ", "\n", "\t", "  \n ", ""]))
+def test_tag_in_prose_always_counts(before: str, after: str, promise: str, pad: str) -> None:
+    reply = f"{before} <promise>{pad}{promise}{pad}</promise> {after}"
+    assert has_promise(reply, promise)
+    assert has_promise(reply, f" {promise} ")
