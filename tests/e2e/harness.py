@@ -31,7 +31,7 @@ from tests.e2e.fakeapi import FakeModel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO_ROOT / "scripts"
-INSTALL_SCRIPT = SCRIPTS / "install_claude.py"
+INSTALL_SCRIPT = REPO_ROOT / "tools" / "install_claude.py"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SMOKE_PLUGIN = FIXTURES / "smoke-plugin"
 MODEL_NAME = "claude-sonnet-4-5"

@@ -6,7 +6,7 @@ plugin relies on (hook inputs, block cap, ...) were checked against it. The
 install lives in a gitignored cache inside the repo so that CI, which gets a
 fresh clone on a machine that may already hold the cache, reuses it.
 
-Usage: python3 scripts/install_claude.py [--prefix DIR] [--force]
+Usage: python3 tools/install_claude.py [--prefix DIR] [--force]
 Prints the absolute path of node_modules/.bin/claude on stdout; progress and
 npm's chatter go to stderr so callers can capture the path alone.
 """
