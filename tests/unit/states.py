@@ -1,0 +1,59 @@
+"""Loop states and projects for the unit tests (also imported by worker processes)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from finesse.models import LoopState
+from finesse.paths import StatePaths
+from finesse.store import LoopStore
+
+SESSION = "0b7c5c3e-1f2a-4d3b-8c4d-5e6f7a8b9c0d"
+OTHER_SESSION = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
+T0 = datetime(2026, 11, 30, 7, 0, 0, tzinfo=timezone.utc)
+T1 = datetime(2026, 11, 30, 7, 5, 0, tzinfo=timezone.utc)
+
+
+def make_state(root: Path, session_id: str = SESSION, **overrides: Any) -> LoopState:
+    fields: dict[str, Any] = {
+        "loop_id": f"20261130T070000Z-{session_id[:8]}-abc123",
+        "session_id": session_id,
+        "project_root": str(root),
+        "prompt": "Make the tests pass",
+        "promise": "DONE",
+        "max_iterations": 8,
+        "started_at": T0,
+        "updated_at": T0,
+        "iteration_started_at": T0,
+    }
+    fields.update(overrides)
+    return LoopState(**fields)
+
+
+def store_for(root: Path) -> LoopStore:
+    return LoopStore(StatePaths(root))
+
+
+def files_under(directory: Path) -> list[str]:
+    """Every file below directory, relative, sorted: to check what a step left behind."""
+    if not directory.exists():
+        return []
+    return sorted(str(path.relative_to(directory)) for path in directory.rglob("*")
+                  if path.is_file())
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def increment_iteration(root: str, session_id: str, times: int) -> None:
+    """A worker process: locked read-modify-write of `iteration`, `times` times."""
+    store = store_for(Path(root))
+    for _ in range(times):
+        with store.locked(session_id):
+            state = store.load(session_id)
+            assert state is not None
+            store.save(state.model_copy(update={"iteration": state.iteration + 1}))

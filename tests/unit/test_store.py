@@ -1,0 +1,259 @@
+"""Loop state on disk: atomic writes, corrupt files moved aside, locked read-modify-write."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from finesse.errors import StateError
+from finesse.models import IterationRecord
+from finesse.store import CorruptStateError, LoopStore, write_atomic
+from tests.unit.states import (
+    OTHER_SESSION,
+    SESSION,
+    T0,
+    T1,
+    files_under,
+    increment_iteration,
+    make_state,
+    read_json,
+    store_for,
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> LoopStore:
+    return store_for(tmp_path)
+
+
+def test_paths(tmp_path: Path, store: LoopStore) -> None:
+    base = tmp_path / ".claude" / "ralph"
+    assert store.paths.loop_file(SESSION) == base / "loops" / f"{SESSION}.json"
+    assert store.paths.lock_file(SESSION) == base / "locks" / f"{SESSION}.lock"
+    assert (store.paths.history, store.paths.corrupt, store.paths.kill_switch) == (
+        base / "history", base / "corrupt", base / "STOP"
+    )
+
+
+@pytest.mark.parametrize("bad", ["", "../etc/passwd", "a/b", ".hidden", "-x", "a b", "x" * 129])
+def test_session_ids_never_become_paths(store: LoopStore, bad: str) -> None:
+    with pytest.raises(ValueError, match="not a session id"):
+        store.paths.loop_file(bad)
+
+
+def test_save_load_round_trip(tmp_path: Path, store: LoopStore) -> None:
+    record = IterationRecord(number=1, started_at=T0, ended_at=T1, result="continue",
+                             reply_excerpt="working on it")
+    state = make_state(tmp_path, iteration=2, verify=["pytest -q", "ruff check"],
+                       prompt="quotes ' \" $(x) `y`\nand a newline", iterations=[record],
+                       prompt_file="plans/x.md", last_reply_excerpt="working on it")
+    store.save(state)
+    assert store.load(SESSION) == state
+    assert read_json(store.paths.loop_file(SESSION)) == json.loads(state.model_dump_json())
+
+
+def test_load_without_a_loop_is_none(store: LoopStore) -> None:
+    assert store.load(SESSION) is None
+
+
+def test_save_leaves_no_temp_files(tmp_path: Path, store: LoopStore) -> None:
+    state = make_state(tmp_path)
+    store.save(state)
+    store.save(state.model_copy(update={"iteration": 2}))
+    assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
+
+
+def test_failed_write_keeps_the_old_file_and_no_temp(
+    tmp_path: Path, store: LoopStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = make_state(tmp_path)
+    store.save(state)
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="No space left"):
+        store.save(state.model_copy(update={"iteration": 5}))
+    monkeypatch.undo()
+    assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
+    assert store.load(SESSION) == state
+
+
+def test_write_atomic_creates_parents(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "c.txt"
+    write_atomic(target, "hello\n")
+    assert target.read_text() == "hello\n"
+    assert files_under(tmp_path) == ["a/b/c.txt"]
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (b"{not json", "the file: Invalid JSON: key must be a string at line 1 column 2"),
+        (b"", "the file: Invalid JSON: EOF while parsing a value at line 1 column 0"),
+        (b"\xff\xfe\x00", "the file: Invalid JSON: expected value at line 1 column 1"),
+        (b"[1, 2]", "the file: Input should be an object"),
+        (b"{}", "loop_id: Field required"),
+    ],
+)
+def test_unreadable_file_is_moved_aside(store: LoopStore, content: bytes, where: str) -> None:
+    path = store.paths.loop_file(SESSION)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    with pytest.raises(CorruptStateError) as caught:
+        store.load(SESSION)
+    moved_to = caught.value.moved_to
+    assert str(caught.value) == (
+        f"the loop state {SESSION}.json was unreadable ({where}); "
+        f"it was moved to {moved_to} and the loop has stopped"
+    )
+    assert moved_to.parent == store.paths.corrupt
+    assert moved_to.name.startswith(f"{SESSION}.") and moved_to.suffix == ".json"
+    assert moved_to.read_bytes() == content
+    assert not path.exists()
+    assert store.load(SESSION) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"iteration": 0}, "iteration: Input should be greater than or equal to 1"),
+        ({"max_iterations": "many"},
+         "max_iterations: Input should be a valid integer, unable to parse string as an integer"),
+        ({"version": 2}, "version: Input should be 1"),
+        ({"outcome": "exploded"},
+         "outcome: Input should be 'success', 'limit', 'cancelled', 'blocked', 'failure', "
+         "'quiesced', 'timeout' or 'error'"),
+        ({"surprise": True}, "surprise: Extra inputs are not permitted"),
+    ],
+)
+def test_wrong_schema_is_moved_aside(
+    tmp_path: Path, store: LoopStore, change: dict[str, object], where: str
+) -> None:
+    store.save(make_state(tmp_path))
+    path = store.paths.loop_file(SESSION)
+    data = read_json(path)
+    data.update(change)
+    path.write_text(json.dumps(data))
+    with pytest.raises(CorruptStateError) as caught:
+        store.load(SESSION)
+    assert str(caught.value) == (
+        f"the loop state {SESSION}.json was unreadable ({where}); "
+        f"it was moved to {caught.value.moved_to} and the loop has stopped"
+    )
+    assert json.loads(caught.value.moved_to.read_text()) == data
+    assert files_under(store.paths.base) == [f"corrupt/{caught.value.moved_to.name}"]
+
+
+def test_corrupt_error_is_a_state_error() -> None:
+    assert issubclass(CorruptStateError, StateError)
+
+
+def test_unreadable_path_is_a_state_error(store: LoopStore) -> None:
+    store.paths.loop_file(SESSION).mkdir(parents=True)  # a directory where the file should be
+    with pytest.raises(StateError) as caught:
+        store.load(SESSION)
+    assert not isinstance(caught.value, CorruptStateError)
+    assert str(caught.value) == f"cannot read {store.paths.loop_file(SESSION)}: Is a directory"
+
+
+def test_archive_writes_history_and_removes_the_active_file(
+    tmp_path: Path, store: LoopStore
+) -> None:
+    state = make_state(tmp_path)
+    store.save(state)
+    ended = state.model_copy(update={"outcome": "success", "ended_at": T1,
+                                     "end_message": "done"})
+    target = store.archive(ended)
+    assert target == store.paths.history / f"{state.loop_id}.json"
+    assert files_under(store.paths.base) == [f"history/{state.loop_id}.json"]
+    assert read_json(target) == json.loads(ended.model_dump_json())
+    assert store.history() == [ended]
+    assert store.active_loops() == []
+
+
+def test_archive_refuses_an_active_loop(tmp_path: Path, store: LoopStore) -> None:
+    state = make_state(tmp_path)
+    store.save(state)
+    with pytest.raises(ValueError, match="only an ended loop is archived"):
+        store.archive(state)
+    assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
+
+
+def test_active_loops_oldest_first_and_corrupt_moved(tmp_path: Path, store: LoopStore) -> None:
+    newer = make_state(tmp_path, OTHER_SESSION, started_at=T1)
+    older = make_state(tmp_path, SESSION)
+    store.save(newer)
+    store.save(older)
+    (store.paths.loops / "broken-session.json").write_text("{")
+    (store.paths.loops / "..weird.json").write_text("{")  # not a session id: left alone
+    (store.paths.loops / "notes.txt").write_text("x")
+    assert store.active_loops() == [older, newer]
+    assert files_under(store.paths.loops) == sorted(
+        ["..weird.json", f"{OTHER_SESSION}.json", f"{SESSION}.json", "notes.txt"]
+    )
+    [moved] = files_under(store.paths.corrupt)
+    assert moved.startswith("broken-session.")
+
+
+def test_log_appends_one_line_per_call(store: LoopStore) -> None:
+    store.log("first\nwith a newline")
+    store.log("second")
+    lines = store.paths.log.read_text().splitlines()
+    assert [line.split(" ", 1)[1] for line in lines] == ["first with a newline", "second"]
+
+
+def test_lock_is_exclusive_across_stores(tmp_path: Path) -> None:
+    from filelock import FileLock, Timeout
+
+    store = store_for(tmp_path)
+    with store.locked(SESSION):
+        other = FileLock(str(store.paths.lock_file(SESSION)), timeout=0.05)
+        with pytest.raises(Timeout):
+            other.acquire()
+    with FileLock(str(store.paths.lock_file(SESSION)), timeout=0.05):
+        pass
+
+
+def test_lock_timeout_is_a_state_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from filelock import FileLock
+
+    import finesse.store
+
+    monkeypatch.setattr(finesse.store, "LOCK_TIMEOUT_SECONDS", 0.05)
+    store = store_for(tmp_path)
+    store.paths.locks.mkdir(parents=True)
+    held = FileLock(str(store.paths.lock_file(SESSION)))
+    with held, pytest.raises(StateError) as caught, store.locked(SESSION):
+        pass
+    assert str(caught.value) == (
+        f"another process holds {store.paths.lock_file(SESSION)} for over 0 s; "
+        "try again, or run `ralph status`"
+    )
+
+
+def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
+    processes, increments = 4, 25
+    store = store_for(tmp_path)
+    store.save(make_state(tmp_path, max_iterations=1000))
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(target=increment_iteration, args=(str(tmp_path), SESSION, increments))
+        for _ in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert [worker.exitcode for worker in workers] == [0] * processes
+    final = store.load(SESSION)
+    assert final is not None
+    assert final.iteration == 1 + processes * increments
+    assert files_under(store.paths.loops) == [f"{SESSION}.json"]
