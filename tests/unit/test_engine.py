@@ -1,0 +1,221 @@
+"""decide(): the ending rules in their fixed order, in memory."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from finesse.engine import Decision, Observation, decide, excerpt, iteration_header, loop_prompt
+from finesse.models import IterationRecord, LoopState
+from tests.unit.states import T0, T1, make_state
+
+ROOT = Path("/project")
+PROMISE_REPLY = "All green. <promise>DONE</promise>"
+
+
+def state(**overrides: object) -> LoopState:
+    return make_state(ROOT, **overrides)
+
+
+def record(number: int, result: str, reply: str, started: datetime = T0) -> IterationRecord:
+    return IterationRecord(number=number, started_at=started, ended_at=T1, result=result,
+                           reply_excerpt=reply)
+
+
+def test_continue_increments_and_repeats_the_prompt() -> None:
+    before = state()
+    decision = decide(before, Observation(reply="Still working.", now=T1))
+    assert decision == Decision(
+        "continue",
+        before.model_copy(update={
+            "iteration": 2,
+            "iteration_started_at": T1,
+            "updated_at": T1,
+            "last_reply_excerpt": "Still working.",
+            "iterations": [record(1, "continue", "Still working.")],
+        }),
+        reason=(
+            "Ralph iteration 2/8: output <promise>DONE</promise> only when it is completely "
+            "true\n\nMake the tests pass"
+        ),
+        message="Ralph iteration 2/8",
+    )
+    assert decision.outcome is None
+
+
+def test_reason_carries_the_prompt_verbatim() -> None:
+    prompt = "Line one\n  indented `code` $(x) 'q' \"dq\"\n\nLast"
+    decision = decide(state(prompt=prompt, promise="ALL TESTS PASS", max_iterations=3),
+                      Observation(reply="", now=T1))
+    assert decision.reason == (
+        "Ralph iteration 2/3: output <promise>ALL TESTS PASS</promise> only when it is "
+        f"completely true\n\n{prompt}"
+    )
+
+
+def test_promise_ends_with_success() -> None:
+    before = state(iteration=3)
+    decision = decide(before, Observation(reply=PROMISE_REPLY, now=T1))
+    message = "Ralph loop done: <promise>DONE</promise> seen at iteration 3/8."
+    assert decision == Decision(
+        "end",
+        before.model_copy(update={
+            "iterations": [record(3, "success", PROMISE_REPLY)],
+            "updated_at": T1,
+            "last_reply_excerpt": PROMISE_REPLY,
+            "outcome": "success",
+            "ended_at": T1,
+            "end_message": message,
+        }),
+        message=message,
+    )
+    assert decision.outcome == "success"
+
+
+def test_promise_in_code_does_not_end() -> None:
+    decision = decide(state(), Observation(reply="Say `<promise>DONE</promise>` later", now=T1))
+    assert (decision.action, decision.outcome, decision.state.iteration) == ("continue", None, 2)
+
+
+def test_cancelled_beats_promise() -> None:
+    before = state(iteration=2)
+    decision = decide(before, Observation(reply=PROMISE_REPLY, now=T1, cancelled=True))
+    message = "Ralph loop cancelled at iteration 2/8."
+    assert decision == Decision(
+        "end",
+        before.model_copy(update={
+            "iterations": [record(2, "cancelled", PROMISE_REPLY)],
+            "updated_at": T1,
+            "last_reply_excerpt": PROMISE_REPLY,
+            "outcome": "cancelled",
+            "ended_at": T1,
+            "end_message": message,
+        }),
+        message=message,
+    )
+
+
+def test_cancelled_beats_cap() -> None:
+    decision = decide(state(iteration=8), Observation(reply="x", now=T1, cancelled=True))
+    assert (decision.action, decision.outcome) == ("end", "cancelled")
+
+
+def test_promise_beats_cap() -> None:
+    decision = decide(state(iteration=8), Observation(reply=PROMISE_REPLY, now=T1))
+    assert (decision.action, decision.outcome, decision.message) == (
+        "end", "success", "Ralph loop done: <promise>DONE</promise> seen at iteration 8/8."
+    )
+
+
+def test_cap_ends_with_limit() -> None:
+    before = state(iteration=8)
+    decision = decide(before, Observation(reply="not yet", now=T1))
+    message = (
+        "Ralph loop stopped: 8 iterations made without <promise>DONE</promise>. To go on, "
+        "start it again with a higher --max-iterations."
+    )
+    assert decision == Decision(
+        "end",
+        before.model_copy(update={
+            "iterations": [record(8, "limit", "not yet")],
+            "updated_at": T1,
+            "last_reply_excerpt": "not yet",
+            "outcome": "limit",
+            "ended_at": T1,
+            "end_message": message,
+        }),
+        message=message,
+    )
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3, 8])
+def test_cap_of_n_ends_at_iteration_n(cap: int) -> None:
+    current = state(max_iterations=cap)
+    now = T0
+    decisions: list[Decision] = []
+    while True:
+        now += timedelta(minutes=1)
+        decision = decide(current, Observation(reply=f"reply {current.iteration}", now=now))
+        decisions.append(decision)
+        if decision.action == "end":
+            break
+        current = decision.state
+    assert [d.action for d in decisions] == ["continue"] * (cap - 1) + ["end"]
+    final = decisions[-1].state
+    assert (final.outcome, final.iteration, final.ended_at) == ("limit", cap, now)
+    assert [r.number for r in final.iterations] == list(range(1, cap + 1))
+    assert [r.result for r in final.iterations] == ["continue"] * (cap - 1) + ["limit"]
+    assert [r.reply_excerpt for r in final.iterations] == [
+        f"reply {n}" for n in range(1, cap + 1)
+    ]
+    # each record spans from its iteration's start to the stop that ended it
+    assert [(r.started_at, r.ended_at) for r in final.iterations] == [
+        (T0 if n == 1 else T0 + timedelta(minutes=n - 1), T0 + timedelta(minutes=n))
+        for n in range(1, cap + 1)
+    ]
+
+
+def test_history_records_are_appended() -> None:
+    earlier = record(1, "continue", "first")
+    before = state(iteration=2, iterations=[earlier], last_reply_excerpt="first")
+    decision = decide(before, Observation(reply="second", now=T1))
+    assert decision.state.iterations == [earlier, record(2, "continue", "second")]
+
+
+def test_reply_none_never_ends_by_promise() -> None:
+    before = state(promise="DONE", last_reply_excerpt="kept")
+    decision = decide(before, Observation(reply=None, now=T1))
+    assert decision.action == "continue"
+    assert decision.state.iterations == [record(1, "continue", "")]
+    assert decision.state.last_reply_excerpt == "kept"
+
+
+def test_reply_none_at_cap_is_limit() -> None:
+    decision = decide(state(iteration=8), Observation(reply=None, now=T1))
+    assert (decision.action, decision.outcome) == ("end", "limit")
+
+
+def test_decide_does_not_mutate_its_input() -> None:
+    before = state()
+    snapshot = before.model_dump()
+    decide(before, Observation(reply=PROMISE_REPLY, now=T1))
+    decide(before, Observation(reply="x", now=T1))
+    assert before.model_dump() == snapshot
+
+
+def test_excerpt() -> None:
+    assert excerpt("  a\n\n b  ") == "a b"
+    assert excerpt("x" * 300) == "x" * 300
+    assert excerpt("x" * 301) == "x" * 299 + "…"
+    assert excerpt("abcdef", 4) == "abc…"
+
+
+def test_iteration_header_and_loop_prompt() -> None:
+    current = state(iteration=4, max_iterations=12, promise="SHIPPED", prompt="Ship it")
+    assert iteration_header(current) == (
+        "Ralph iteration 4/12: output <promise>SHIPPED</promise> only when it is completely true"
+    )
+    assert loop_prompt(current) == f"{iteration_header(current)}\n\nShip it"
+
+
+@given(st.text(), st.integers(1, 50), st.integers(1, 50), st.booleans())
+def test_decide_always_yields_a_valid_state(
+    reply: str, iteration: int, cap: int, cancelled: bool
+) -> None:
+    before = state(iteration=min(iteration, cap), max_iterations=cap)
+    decision = decide(before, Observation(reply=reply, now=T1, cancelled=cancelled))
+    LoopState.model_validate(decision.state.model_dump())  # still a valid file
+    assert len(decision.state.iterations) == 1
+    if decision.action == "continue":
+        assert decision.outcome is None
+        assert decision.state.iteration == before.iteration + 1 <= cap
+        assert decision.reason == loop_prompt(decision.state)
+    else:
+        assert decision.outcome in ("cancelled", "success", "limit")
+        assert decision.state.iteration == before.iteration
+        assert decision.state.ended_at == T1 and decision.reason == ""
+        assert decision.state.end_message == decision.message
