@@ -48,7 +48,19 @@ def environment_key(requirements: bytes) -> str:
 
 
 def venv_dir(env: Mapping[str, str]) -> Path:
-    return data_dir(env) / f"venv-{environment_key(REQUIREMENTS.read_bytes())}"
+    """Where this interpreter's environment lives, or would be built.
+
+    Outside Claude Code (the `ralph` CLI in a terminal) no data folder is given: an
+    environment a hook already built in a Claude Code plugin data folder is used then.
+    """
+    name = f"venv-{environment_key(REQUIREMENTS.read_bytes())}"
+    if env.get("FINESSE_DATA_DIR") or env.get("CLAUDE_PLUGIN_DATA"):
+        return data_dir(env) / name
+    plugin_data = Path.home() / ".claude" / "plugins" / "data"
+    for candidate in sorted(plugin_data.glob(f"finesse*/{name}")):
+        if is_built(candidate):
+            return candidate
+    return data_dir(env) / name
 
 
 def site_packages(venv: Path) -> Path:
