@@ -39,9 +39,9 @@ def checks(env: Mapping[str, str]) -> list[Check]:
     found: list[Check] = []
     version = sys.version_info
     found.append(Check(
-        "python", version >= (3, 10),
-        f"{sys.version.split()[0]} at {sys.executable}" + ("" if version >= (3, 10) else
-                                                          "; finesse needs Python 3.10 or newer"),
+        "python", version >= (3, 11),
+        f"{sys.version.split()[0]} at {sys.executable}" + ("" if version >= (3, 11) else
+                                                          "; finesse needs Python 3.11 or newer"),
     ))
     if env.get("FINESSE_RUNTIME") == runtime.INHERIT:
         found.append(Check("environment", True, "FINESSE_RUNTIME=inherit: this interpreter's"))
