@@ -17,6 +17,11 @@ def main() -> int:
         prompt = json.loads(raw).get("prompt")
         if not isinstance(prompt, str) or match_command(prompt) is None:
             return 0
+        if sys.version_info < (3, 11):
+            found = ".".join(map(str, sys.version_info[:3]))
+            reason = f"finesse: needs Python 3.11 or newer as python3, found {found}; see `ralph doctor`"
+            print(json.dumps({"decision": "block", "reason": reason}))
+            return 0
         from finesse.runtime import RuntimeMissing, activate
 
         try:
