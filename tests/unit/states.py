@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +13,8 @@ from finesse.store import LoopStore
 
 SESSION = "0b7c5c3e-1f2a-4d3b-8c4d-5e6f7a8b9c0d"
 OTHER_SESSION = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
-T0 = datetime(2026, 11, 30, 7, 0, 0, tzinfo=timezone.utc)
-T1 = datetime(2026, 11, 30, 7, 5, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 7, 0, 0, tzinfo=UTC)
+T1 = datetime(2026, 11, 30, 7, 5, 0, tzinfo=UTC)
 
 
 def make_state(root: Path, session_id: str = SESSION, **overrides: Any) -> LoopState:
