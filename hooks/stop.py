@@ -40,7 +40,8 @@ def main() -> int:
         raw = sys.stdin.buffer.read()
         if not _session_has_loop(raw):
             return 0
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path.insert(0, os.path.join(here, "..", "scripts"))
         from finesse.runtime import RuntimeMissing, activate
 
         try:

@@ -11,7 +11,8 @@ import sys
 def main() -> int:
     try:
         raw = sys.stdin.buffer.read()
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path.insert(0, os.path.join(here, "..", "scripts"))
         from finesse.grammar import match_command
 
         prompt = json.loads(raw).get("prompt")
@@ -19,7 +20,10 @@ def main() -> int:
             return 0
         if sys.version_info < (3, 11):
             found = ".".join(map(str, sys.version_info[:3]))
-            reason = f"finesse: needs Python 3.11 or newer as python3, found {found}; see `ralph doctor`"
+            reason = (
+                f"finesse: needs Python 3.11 or newer as python3, found {found}; "
+                "see `ralph doctor`"
+            )
             print(json.dumps({"decision": "block", "reason": reason}))
             return 0
         from finesse.runtime import RuntimeMissing, activate

@@ -44,7 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"==> Claude Code CLI: {claude}", flush=True)
     env = dict(os.environ, FINESSE_CLAUDE_BIN=claude)
     print("==> pytest " + " ".join(pytest_args), flush=True)
-    code = subprocess.run([str(_python()), "-m", "pytest", *pytest_args], cwd=ROOT, env=env).returncode
+    pytest = [str(_python()), "-m", "pytest", *pytest_args]
+    code = subprocess.run(pytest, cwd=ROOT, env=env).returncode
     if code == PYTEST_NO_TESTS:
         print("run_tests: pytest collected no tests; that is a failure", file=sys.stderr)
         return 1

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from finesse import runtime
 

@@ -16,7 +16,9 @@ def new_loop_id(session_id: str, now: datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{session_id[:8]}-{secrets.token_hex(3)}"
 
 
-def start_loop(store: LoopStore, session_id: str, request: StartRequest, now: datetime) -> LoopState:
+def start_loop(
+    store: LoopStore, session_id: str, request: StartRequest, now: datetime
+) -> LoopState:
     """Create this session's loop; the caller holds the session lock."""
     if store.paths.kill_switch.exists():
         raise UsageError(

@@ -47,7 +47,7 @@ class LoopState(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    version: Literal[1] = STATE_VERSION
+    version: Literal[1] = 1
     loop_id: str
     session_id: str
     project_root: str

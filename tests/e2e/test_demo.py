@@ -19,7 +19,8 @@ def test_demo_runs_a_three_iteration_loop_to_success() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert "loop ended: success - Ralph loop done: <promise>DONE</promise> seen at iteration 3/5." in lines
+    ended = "loop ended: success - Ralph loop done: <promise>DONE</promise> seen at iteration 3/5."
+    assert ended in lines
     assert [line.split(":")[0].strip() for line in lines if line.startswith("  iteration ")] == [
         "iteration 1", "iteration 2", "iteration 3"
     ]
