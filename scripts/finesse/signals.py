@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# Any indentation and `>` quote markers: a fence nested in a list item or a quote is code too.
+_FENCE_OPEN = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
 _PROMISE_TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL | re.IGNORECASE)
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 
@@ -33,7 +34,7 @@ def strip_code(text: str) -> str:
                 continue
             prose.append(line)
         else:
-            stripped = line.strip()
+            stripped = line.lstrip(" \t>").rstrip()
             if stripped.startswith(fence[0] * len(fence)) and set(stripped) == {fence[0]}:
                 fence = None
     return _CODE_SPAN.sub(" ", "\n".join(prose))
