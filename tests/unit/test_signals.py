@@ -25,6 +25,8 @@ TAG = "<promise>DONE</promise>"
         f"Inline `code` then {TAG} then `more code`.",
         f"A lone ` backtick does not open code: {TAG}",
         f"<promise>WRONG</promise> and then {TAG}",
+        f"- a list:\n\n    ~~~\n    code\n    ~~~\n\n{TAG}",
+        f"> ~~~\n> quoted code\n> ~~~\n\n{TAG}",
     ],
 )
 def test_promise_in_prose_counts(reply: str) -> None:
@@ -51,6 +53,12 @@ def test_promise_in_prose_counts(reply: str) -> None:
         f"   ```\n{TAG}\n   ```",
         f"````\n```\n{TAG}\n```\n````",
         f"Unclosed fence hides the rest:\n```\n{TAG}",
+        f"- When done, output:\n\n    ~~~\n    {TAG}\n    ~~~\n- Not yet.",
+        f"1. Finally print\n\n    ```text\n    {TAG}\n    ```\n",
+        f"- unclosed in a list:\n\n    ```\n    {TAG}",
+        f"\t~~~\n\t{TAG}\n\t~~~",
+        f"> ~~~\n> {TAG}\n> ~~~\n",
+        f"> ```\n> {TAG}\n> ```\n",
         f"`{TAG}`",
         f"Write `{TAG}` when done.",
         f"Write ``{TAG}`` when done.",
@@ -114,10 +122,11 @@ _PROMISE = st.text(
 def _fence(draw: st.DrawFn) -> tuple[str, str]:
     char = draw(st.sampled_from("`~"))
     length = draw(st.integers(3, 6))
-    indent = " " * draw(st.integers(0, 3))
+    # top level, nested in a list item, or in a block quote
+    margins = st.sampled_from(["", " ", "   ", "    ", "      ", "\t", "> ", ">  ", "  > "])
     info = draw(st.sampled_from(["", "text", "markdown", " python"]))
-    opening = f"{indent}{char * length}{info}"
-    closing = f"{' ' * draw(st.integers(0, 3))}{char * draw(st.integers(length, length + 2))}"
+    opening = f"{draw(margins)}{char * length}{info}"
+    closing = f"{draw(margins)}{char * draw(st.integers(length, length + 2))}"
     return opening, closing
 
 
