@@ -1,0 +1,1 @@
+"""Finesse planning tools: checks on loop prompts, made without calling a model."""

@@ -1,0 +1,246 @@
+"""A Markdown prompt as numbered lines grouped into blocks, so every finding names a line.
+
+Blocks are what a reader sees: headings, paragraphs, list items (with their continuation
+lines), and code (fenced blocks, YAML front matter, HTML comments). A short line that ends
+in a colon right above a list ("Leave alone:") counts as a heading for that list only, and a
+line that is all bold or ALL CAPS ("**Rules**", "SCOPE") as a heading of its own level.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+BlockKind = Literal["heading", "paragraph", "item", "code"]
+
+STRONG_LEVEL = 7  # a bold-only or ALL-CAPS line standing in for a heading
+LABEL_LEVEL = 8  # "Label:" above a list; it heads that list and nothing else
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)[\s#]*$")
+_ITEM = re.compile(r"^(\s*)([-*+]|(\d{1,3})[.)])\s+\S")
+_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
+_BOLD_LINE = re.compile(r"^\s*(\*\*|__)(?P<title>[^*_].*?)\1[\s:.]*$")
+_CAPS_LINE = re.compile(r"^\s*(?P<title>[A-Z][A-Z0-9 &/'()-]{1,40}?)\s*:?\s*$")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+# A line opening with "Label:" ("Out of scope:", "**Verify:**") starts a new sentence.
+_LABELLED = re.compile(r"^[*_]*[A-Z][\w()/'-]*(?: [\w()/'-]+){0,3}:[*_]*(?:\s|$)")
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs|\bcf)\.$", re.IGNORECASE)
+_LABEL_MAX_WORDS = 8
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int  # 1-based, as an editor shows it
+    text: str
+
+    def evidence(self) -> str:
+        return f"line {self.number}: {self.text.strip()}"
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: BlockKind
+    lines: tuple[Line, ...]
+    level: int = 0  # heading level; indentation for an item
+    ordinal: int | None = None  # the number of a numbered list item
+    title: str = ""  # a heading's words without markup
+
+    @cached_property
+    def _starts(self) -> list[int]:
+        starts, offset = [], 0
+        for line in self.lines:
+            starts.append(offset)
+            offset += len(line.text.strip()) + 1
+        return starts
+
+    @cached_property
+    def text(self) -> str:
+        """The block's lines joined by single spaces, as the reader reads them."""
+        return " ".join(line.text.strip() for line in self.lines)
+
+    @property
+    def first(self) -> Line:
+        return self.lines[0]
+
+    def line_at(self, offset: int) -> Line:
+        return self.lines[max(0, bisect.bisect_right(self._starts, offset) - 1)]
+
+    def sentences(self) -> list[Sentence]:
+        text = self.text
+        code = [span.span() for span in _CODE_SPAN.finditer(text)]
+        breaks = [(gap.start(), gap.end()) for gap in _SENTENCE_BREAK.finditer(text)
+                  if not _ABBREVIATION.search(text[: gap.start()])
+                  and not any(start < gap.start() < end for start, end in code)]
+        breaks += [(start - 1, start) for line, start in zip(self.lines, self._starts, strict=True)
+                   if start and _LABELLED.match(line.text.strip())]
+        found: list[Sentence] = []
+        start = 0
+        for end, resume in sorted(set(breaks)):
+            if end > start:
+                found.append(Sentence(text[start:end], self, start))
+            start = max(start, resume)
+        found.append(Sentence(text[start:], self, start))
+        return found
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    block: Block
+    offset: int  # where the sentence starts in block.text
+
+    def line_at(self, position: int = 0) -> Line:
+        return self.block.line_at(self.offset + position)
+
+
+@dataclass(frozen=True)
+class Document:
+    lines: tuple[Line, ...]
+    blocks: tuple[Block, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Document:
+        lines = tuple(Line(number, raw) for number, raw in enumerate(text.splitlines(), 1))
+        return cls(lines, tuple(_name_headings(list(_split_blocks(lines)))))
+
+    def prose(self) -> Iterator[tuple[int, Block]]:
+        for index, block in enumerate(self.blocks):
+            if block.kind != "code":
+                yield index, block
+
+    def sentences(self) -> Iterator[Sentence]:
+        for _, block in self.prose():
+            yield from block.sentences()
+
+    def opening(self) -> list[Line]:
+        """The first paragraph after any title, with the list it introduces if it ends in ':'."""
+        prose = [(index, block) for index, block in self.prose() if block.kind != "heading"]
+        if len(prose) > 1 and _is_title(prose[0][1]):
+            prose = prose[1:]
+        if not prose:
+            return []
+        index, first = prose[0]
+        lines = list(first.lines)
+        if first.kind == "paragraph" and first.text.endswith(":"):
+            lines += [line for item in self.list_after(index) for line in item.lines]
+        return lines
+
+    def list_after(self, index: int) -> list[Block]:
+        """The list items right after block `index`, up to the first block that is not one."""
+        items = []
+        for block in self.blocks[index + 1 :]:
+            if block.kind != "item":
+                break
+            items.append(block)
+        return items
+
+    def section(self, index: int) -> list[Block]:
+        """The blocks under the heading at `index`."""
+        heading = self.blocks[index]
+        if heading.level == LABEL_LEVEL:
+            return self.list_after(index)
+        covered = []
+        for block in self.blocks[index + 1 :]:
+            if block.kind == "heading" and block.level <= heading.level:
+                break
+            covered.append(block)
+        return covered
+
+    def headings_over(self, index: int) -> list[Block]:
+        """The headings whose sections hold block `index`, innermost first."""
+        found: list[Block] = []
+        limit = LABEL_LEVEL
+        only_items_between = True
+        for block in reversed(self.blocks[:index]):
+            if block.kind == "heading":
+                if block.level == LABEL_LEVEL:
+                    if only_items_between and not found:
+                        found.append(block)
+                elif block.level < limit:
+                    found.append(block)
+                    limit = block.level
+                only_items_between = False
+            elif block.kind != "item":
+                only_items_between = False
+        return found
+
+
+def _is_title(block: Block) -> bool:
+    """A lone short line without end punctuation: "Loop prompt: CSV export"."""
+    text = block.text
+    return (block.kind == "paragraph" and len(block.lines) == 1 and len(text) <= 100
+            and not text.endswith((".", "!", "?", ":")))
+
+
+def _split_blocks(lines: tuple[Line, ...]) -> Iterator[Block]:
+    index = 0
+    if lines and lines[0].text.strip() == "---":  # YAML front matter
+        end = next((i for i in range(1, len(lines)) if lines[i].text.strip() == "---"), None)
+        if end is not None:
+            yield Block("code", lines[: end + 1])
+            index = end + 1
+    while index < len(lines):
+        text = lines[index].text
+        if not text.strip() or _RULE.match(text):
+            index += 1
+            continue
+        fence = _FENCE.match(text)
+        if fence:
+            end = index + 1
+            while end < len(lines) and not lines[end].text.strip().startswith(fence.group(1)):
+                end += 1
+            yield Block("code", lines[index : end + 1])
+            index = end + 1
+            continue
+        heading = _ATX.match(text)
+        if heading:
+            yield Block("heading", (lines[index],), len(heading.group(1)), title=heading.group(2))
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and _continues(lines[end].text):
+            end += 1
+        chunk = lines[index:end]
+        item = _ITEM.match(text)
+        if item:
+            number = int(item.group(3)) if item.group(3) else None
+            yield Block("item", chunk, len(item.group(1).expandtabs()), ordinal=number)
+        elif text.lstrip().startswith("<!--"):
+            yield Block("code", chunk)
+        else:
+            yield Block("paragraph", chunk)
+        index = end
+
+
+def _continues(text: str) -> bool:
+    return bool(
+        text.strip()
+        and not _FENCE.match(text)
+        and not _ATX.match(text)
+        and not _ITEM.match(text)
+        and not _RULE.match(text)
+    )
+
+
+def _name_headings(blocks: list[Block]) -> Iterator[Block]:
+    for index, block in enumerate(blocks):
+        if block.kind != "paragraph" or len(block.lines) != 1:
+            yield block
+            continue
+        text = block.first.text
+        strong = _BOLD_LINE.match(text) or _CAPS_LINE.match(text)
+        before_list = index + 1 < len(blocks) and blocks[index + 1].kind == "item"
+        if strong:
+            yield Block("heading", block.lines, STRONG_LEVEL, title=strong.group("title"))
+        elif before_list and text.rstrip().endswith(":") and (
+            len(text.split()) <= _LABEL_MAX_WORDS
+        ):
+            yield Block("heading", block.lines, LABEL_LEVEL, title=text.strip().rstrip(":"))
+        else:
+            yield block
