@@ -26,7 +26,7 @@ _ITEM = re.compile(r"^(\s*)([-*+]|(\d{1,3})[.)])\s+\S")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _BOLD_LINE = re.compile(r"^\s*(\*\*|__)(?P<title>[^*_].*?)\1[\s:.]*$")
 _CAPS_LINE = re.compile(r"^\s*(?P<title>[A-Z][A-Z0-9 &/'()-]{1,40}?)\s*:?\s*$")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[*_]*\s+")  # "**Rules.** Never ..." breaks too
 # A line opening with "Label:" ("Out of scope:", "**Verify:**") starts a new sentence.
 _LABELLED = re.compile(r"^[*_]*[A-Z][\w()/'-]*(?: [\w()/'-]+){0,3}:[*_]*(?:\s|$)")
 _CODE_SPAN = re.compile(r"`[^`]*`")

@@ -128,7 +128,7 @@ def find_phases(doc: Document) -> Phases:
 
 
 def _stands_alone(tag: PromiseTag) -> bool:
-    bare = tag.line.text.strip().strip("`>*_ ")
+    bare = tag.line.text.strip().lstrip(">").strip("`*_ ")  # "> `<promise>X</promise>`"
     return tag.sentence is None or PROMISE_TAG.fullmatch(bare) is not None
 
 
