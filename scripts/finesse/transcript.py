@@ -99,6 +99,6 @@ def last_assistant_text(path: Path, **limits: int) -> str | None:
             texts = _text_blocks(message)
             if texts:
                 return texts[-1]
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
         return None
     return "" if seen_message else None
