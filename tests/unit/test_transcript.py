@@ -323,6 +323,10 @@ def test_directory_is_none(tmp_path: Path) -> None:
     assert last_assistant_text(tmp_path) is None
 
 
+def test_unusable_path_is_none(tmp_path: Path) -> None:
+    assert last_assistant_text(tmp_path / "a\x00b.jsonl") is None
+
+
 def test_reply_beyond_the_scan_window_is_none(tmp_path: Path) -> None:
     path = write_transcript(
         tmp_path / "t.jsonl",
