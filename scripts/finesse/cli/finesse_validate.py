@@ -1,0 +1,80 @@
+"""`finesse validate PROMPT_PATH`: does a loop prompt carry the ten attributes a loop needs?
+
+Prints one line per attribute (PASS/FAIL, the line that shows it, how to fix it), or with
+--json one object. Exits 0 when every attribute passes and 1 when any fails.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from finesse.grammar import check_promise
+from finesse.planning.validate import ValidationReport, read_text, validate_prompt
+
+_EVIDENCE_WIDTH = 72
+
+
+@click.command("validate")
+@click.argument("prompt_path")
+@click.option("--promise-file", default=None, metavar="FILE",
+              help="A file holding the completion promise the loop will use (as for "
+                   "--completion-promise-file); the prompt must promise the same text.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def command(prompt_path: str, promise_file: str | None, as_json: bool) -> None:
+    """Check a Ralph loop prompt for the ten attributes every loop prompt needs."""
+    promise = None
+    if promise_file is not None:
+        promise = check_promise(read_text(Path(promise_file), "--promise-file"),
+                                f"--promise-file {promise_file}")
+    report = validate_prompt(read_text(Path(prompt_path), "prompt file"), promise=promise)
+    if as_json:
+        click.echo(json.dumps(report_json(prompt_path, report), indent=2, ensure_ascii=False))
+    else:
+        click.echo(report_table(prompt_path, report))
+    if not report.passed:
+        raise click.exceptions.Exit(1)
+
+
+def report_json(path: str, report: ValidationReport) -> dict[str, Any]:
+    return {
+        "path": path,
+        "passed": report.passed,
+        "attributes": [result.model_dump() for result in report.attributes],
+    }
+
+
+def report_table(path: str, report: ValidationReport) -> str:
+    width = max(len(result.key) for result in report.attributes)
+    lines = []
+    for result in report.attributes:
+        evidence = _shorten(result.evidence) if result.evidence else "(no line)"
+        line = f"{'PASS' if result.passed else 'FAIL'} {result.id:>2} {result.key:<{width}}  "
+        line += evidence if result.passed else f"{evidence}  fix: {result.fix}"
+        lines.append(line)
+    failed = len(report.failed)
+    lines.append(
+        f"{path}: all {len(report.attributes)} attributes pass" if not failed else
+        f"{path}: {failed} of {len(report.attributes)} attributes fail; fix them and run "
+        "`finesse validate` again"
+    )
+    return "\n".join(lines)
+
+
+def _shorten(evidence: str) -> str:
+    return evidence if len(evidence) <= _EVIDENCE_WIDTH else evidence[: _EVIDENCE_WIDTH - 1] + "…"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from finesse.cli.finesse_cli import main as finesse_main
+
+    return finesse_main(["validate", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
