@@ -1,0 +1,309 @@
+"""Running the verification commands when the agent says it is done.
+
+The commands are the user's own, from `--verify` or the plan's `## Verification Commands`,
+and run as they would from a Makefile: one `/bin/sh -c COMMAND` each, in the project root,
+with stdin from /dev/null. Each runs in a process group of its own, so a timeout ends the
+command and everything it started, and nothing else. Output is read as it comes and only a
+tail is kept, so a command that prints gigabytes costs a few kilobytes of memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_TIMEOUT_SECONDS = 300.0
+DEFAULT_TAIL_CHARS = 4000
+# After SIGTERM, how long the group has to end before SIGKILL.
+KILL_GRACE_SECONDS = 2.0
+# After the shell exits, how long a background process holding its output may keep writing.
+DRAIN_SECONDS = 1.0
+FINGERPRINT_LINES = 30
+_CHUNK = 64 * 1024
+_POLL_SECONDS = 0.05
+
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_HEX_LITERAL = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
+_HEX_RUN = re.compile(r"(?<![0-9A-Za-z])(?=[0-9A-Fa-f]*[0-9])[0-9A-Fa-f]{8,}(?![0-9A-Za-z])")
+_DIGITS = re.compile(r"[0-9]+")
+_RULE = re.compile(r"([=\-_*~+#.])\1{3,}")
+_BACKTICKS = re.compile(r"`+")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """One verification command's outcome.
+
+    `exit_code` is None when the command timed out or could not start; a negative code means
+    the shell itself was killed by that signal. `output_tail` is the end of stdout and stderr
+    together, decoded as UTF-8 with replacement; `output_bytes` counts all of it.
+    """
+
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    duration_seconds: float
+    output_tail: str
+    output_bytes: int
+    fingerprint: str
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
+
+
+def normalise_output(text: str) -> str:
+    """Output with run-to-run noise taken out: what `fingerprint` hashes.
+
+    Colour codes go; hex addresses and hashes, then every run of digits, become `#` (times,
+    counts of seconds, PIDs, temporary names, line widths of durations); a rule of repeated
+    `=`, `-` and the like shrinks to three characters, since its length follows the text
+    centred in it; trailing whitespace and blank lines go.
+    """
+    text = _ANSI_ESCAPE.sub("", text)
+    text = _HEX_LITERAL.sub("#", text)
+    text = _HEX_RUN.sub("#", text)
+    text = _DIGITS.sub("#", text)
+    text = _RULE.sub(r"\1\1\1", text)
+    lines = [line.rstrip() for line in re.split(r"\r\n|\r|\n", text)]
+    return "\n".join(lines).strip("\n")
+
+
+def fingerprint(exit_code: int | None, timed_out: bool, output_tail: str, *,
+                truncated: bool = False) -> str:
+    """A short hash naming a failure: the same failure twice gives the same fingerprint.
+
+    It covers the exit code ("timeout" or "not-started" when there is none) and the last
+    FINGERPRINT_LINES lines of the normalised output; when the tail was cut from longer
+    output, its first line (likely cut mid-way, at a place that moves with the output's
+    length) is left out.
+    """
+    lines = output_tail.splitlines()
+    if truncated and lines:
+        lines = lines[1:]
+    body = normalise_output("\n".join(lines[-FINGERPRINT_LINES:]))
+    status = "timeout" if timed_out else "not-started" if exit_code is None else str(exit_code)
+    return hashlib.sha256(f"{status}\n{body}".encode()).hexdigest()[:16]
+
+
+class _Tail:
+    """The last bytes of a stream, in a bounded buffer."""
+
+    def __init__(self, keep_bytes: int) -> None:
+        self.keep_bytes = keep_bytes
+        self.buffer = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.buffer += chunk
+        if len(self.buffer) > self.keep_bytes:
+            del self.buffer[: len(self.buffer) - self.keep_bytes]
+
+    def text(self, chars: int) -> tuple[str, bool]:
+        """The last `chars` characters, and whether anything before them was dropped."""
+        decoded = self.buffer.decode("utf-8", errors="replace")
+        shown = decoded[-chars:] if chars > 0 else ""
+        return shown, self.total > len(self.buffer) or len(shown) < len(decoded)
+
+
+def _exited(process: subprocess.Popen[bytes]) -> bool:
+    """Whether the shell has exited, without reaping it: its pid, which is the group's id,
+    stays reserved, so signalling the group can never reach an unrelated process."""
+    if not hasattr(os, "waitid"):  # pragma: no cover - macOS before Python 3.13
+        return process.poll() is not None
+    try:
+        found = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return found is not None
+
+
+def _signal_group(group: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signum)
+
+
+class _Reader:
+    """Reads a pipe into a tail until the end of the stream or a deadline."""
+
+    def __init__(self, pipe: int, tail: _Tail) -> None:
+        self.pipe = pipe
+        self.tail = tail
+        self.ended = False
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(pipe, selectors.EVENT_READ)
+
+    def read_for(self, seconds: float) -> None:
+        """Read what arrives within `seconds` (at most one chunk at once)."""
+        if self.ended:
+            time.sleep(max(0.0, seconds))
+            return
+        if self.selector.select(max(0.0, seconds)):
+            chunk = os.read(self.pipe, _CHUNK)
+            if chunk:
+                self.tail.add(chunk)
+            else:
+                self.ended = True
+
+    def close(self) -> None:
+        self.selector.close()
+
+
+def _not_started(command: str, cwd: Path, error: Exception, started: float) -> CommandResult:
+    if isinstance(error, ValueError):
+        reason = "the command contains a NUL character"
+    elif not cwd.exists():
+        reason = "that directory does not exist"
+    elif not cwd.is_dir():
+        reason = "that is not a directory"
+    else:
+        reason = getattr(error, "strerror", None) or str(error)
+    tail = f"could not start /bin/sh in {cwd}: {reason}"
+    return CommandResult(
+        command=command, exit_code=None, timed_out=False,
+        duration_seconds=time.monotonic() - started, output_tail=tail, output_bytes=0,
+        fingerprint=fingerprint(None, False, tail),
+    )
+
+
+def run_command(command: str, *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SECONDS,
+                tail_chars: int = DEFAULT_TAIL_CHARS,
+                env: Mapping[str, str] | None = None) -> CommandResult:
+    """Run one verification command with `/bin/sh -c`, as a Makefile would, and wait for it.
+
+    The command is the user's own (from `--verify` or the plan), so it is handed to the shell
+    as written: quoting, pipes and `&&` work as in a terminal. It runs in `cwd` in a new
+    session, hence its own process group. After `timeout` seconds that group gets SIGTERM,
+    then SIGKILL after KILL_GRACE_SECONDS, and the result is marked timed out. When the
+    shell exits, whatever it left running in the background in its group gets SIGTERM (after
+    DRAIN_SECONDS if it still holds the output open), so no iteration leaves processes behind.
+    """
+    started = time.monotonic()
+    deadline = started + timeout
+    try:
+        process = subprocess.Popen(
+            ["/bin/sh", "-c", command], cwd=cwd, env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except (OSError, ValueError) as error:
+        return _not_started(command, cwd, error, started)
+    assert process.stdout is not None
+    # Room for tail_chars characters of up to 4 bytes, and one cut through a character.
+    tail = _Tail(tail_chars * 4 + 4)
+    reader = _Reader(process.stdout.fileno(), tail)
+    timed_out = False
+    try:
+        exited_at: float | None = None
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if exited_at is None and _exited(process):
+                exited_at = now
+            if exited_at is not None and (reader.ended or now - exited_at >= DRAIN_SECONDS):
+                break
+            reader.read_for(min(deadline - now, _POLL_SECONDS))
+        _signal_group(process.pid, signal.SIGTERM)
+        if timed_out or not reader.ended:
+            grace_end = time.monotonic() + KILL_GRACE_SECONDS
+            while time.monotonic() < grace_end and not (reader.ended and _exited(process)):
+                reader.read_for(min(grace_end - time.monotonic(), _POLL_SECONDS))
+            _signal_group(process.pid, signal.SIGKILL)
+        exit_code = process.wait()
+    finally:
+        reader.close()
+        process.stdout.close()
+        if process.returncode is None:  # an exception escaped: leave nothing running
+            _signal_group(process.pid, signal.SIGKILL)
+            process.wait()
+    output, truncated = tail.text(tail_chars)
+    return CommandResult(
+        command=command,
+        exit_code=None if timed_out else exit_code,
+        timed_out=timed_out,
+        duration_seconds=time.monotonic() - started,
+        output_tail=output,
+        output_bytes=tail.total,
+        fingerprint=fingerprint(None if timed_out else exit_code, timed_out, output,
+                                truncated=truncated),
+    )
+
+
+def run_all(commands: Iterable[str], *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SECONDS,
+            tail_chars: int = DEFAULT_TAIL_CHARS,
+            env: Mapping[str, str] | None = None) -> list[CommandResult]:
+    """Run every command in order, also after a failure, so the evidence is complete."""
+    return [run_command(command, cwd=cwd, timeout=timeout, tail_chars=tail_chars, env=env)
+            for command in commands]
+
+
+def _code_span(text: str) -> str:
+    flat = " ".join(text.splitlines())
+    ticks = "`" * (max((len(run) for run in _BACKTICKS.findall(flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def _fence(text: str) -> str:
+    return "`" * max(3, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f} s" if value < 10 else f"{value:.0f} s"
+
+
+def _what_happened(result: CommandResult) -> str:
+    if result.timed_out:
+        return f"timed out after {_seconds(result.duration_seconds)}"
+    if result.exit_code is None:
+        return "could not start"
+    return f"exit code {result.exit_code}"
+
+
+def _last_lines(text: str, limit: int) -> str:
+    """The end of `text` in at most `limit` characters, starting at a line when it can."""
+    if len(text) <= limit:
+        return text
+    piece = text[-limit:] if limit > 0 else ""
+    newline = piece.find("\n")
+    return piece[newline + 1 :] if 0 <= newline < len(piece) - 1 else piece
+
+
+def failure_excerpt(results: Sequence[CommandResult], max_chars: int = 3000) -> str:
+    """Markdown for the next prompt: each failed command, how it failed, and its output's end.
+
+    The failed commands share `max_chars` of output between them; each output is shown in a
+    fence longer than any run of backticks in it. Empty when every command passed.
+    """
+    failed = [result for result in results if not result.passed]
+    if not failed:
+        return ""
+    share = max_chars // len(failed)
+    parts: list[str] = []
+    for result in failed:
+        heading = f"{_code_span(result.command)}: {_what_happened(result)}."
+        output = result.output_tail.rstrip()
+        if not output:
+            parts.append(f"{heading} It printed nothing.")
+            continue
+        shown = _last_lines(output, share)
+        whole = result.output_bytes == len(result.output_tail.encode("utf-8", errors="replace"))
+        if len(shown) < len(output) or not whole:
+            intro = f"The end of its output ({result.output_bytes} bytes in all):"
+        else:
+            intro = "Its output:"
+        fence = _fence(shown)
+        parts.append(f"{heading} {intro}\n{fence}\n{shown}\n{fence}")
+    return "\n\n".join(parts) + "\n"
