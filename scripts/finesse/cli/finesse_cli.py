@@ -21,6 +21,7 @@ import click
 from finesse.errors import FinesseError, UsageError
 
 SUBCOMMANDS: dict[str, str] = {
+    "budget": "finesse.cli.finesse_budget",
     "validate": "finesse.cli.finesse_validate",
 }
 
