@@ -22,6 +22,7 @@ from finesse.errors import FinesseError, UsageError
 
 SUBCOMMANDS: dict[str, str] = {
     "budget": "finesse.cli.finesse_budget",
+    "cache": "finesse.cli.finesse_cache",
     "validate": "finesse.cli.finesse_validate",
 }
 
