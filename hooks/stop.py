@@ -1,54 +1,49 @@
-"""Stop hook launcher. Runs on every stop of every session that has the plugin, so the
-no-loop path is the standard library, one directory listing, and nothing else.
+"""Stop hook launcher. It runs on every stop of every session that has the plugin, so the
+no-loop path is one directory listing and a byte search, with nothing imported.
 
-Started as `python3 -S`: no site-packages scan at start-up. Only when this session has a
-loop does it load the package and its dependencies.
+Started as `python3 -S`: no site-packages scan at start-up. The active-loop path uses the
+package's standard-library modules only; it needs no virtualenv and never builds one.
 """
 
-import json
 import os
 import sys
 
 
-def _session_has_loop(raw: bytes) -> bool:
+def _project_root() -> str:
     root = os.environ.get("CLAUDE_PROJECT_DIR")
-    try:
-        if not root:
-            root = _root_from_cwd(json.loads(raw).get("cwd") or os.getcwd())
-        names = os.listdir(os.path.join(root, ".claude", "ralph", "loops"))
-        if not names:
-            return False
-        session_id = json.loads(raw).get("session_id")
-    except (OSError, ValueError, AttributeError):
-        return False
-    return isinstance(session_id, str) and f"{session_id}.json" in names
-
-
-def _root_from_cwd(cwd: str) -> str:
-    current = os.path.abspath(cwd)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
+    if root:
+        return root
+    current = start = os.getcwd()
+    while not os.path.exists(os.path.join(current, ".git")):
         parent = os.path.dirname(current)
         if parent == current:
-            return os.path.abspath(cwd)
+            return start
         current = parent
+    return current
+
+
+def _may_have_loop(raw: bytes) -> bool:
+    """False when no loop of this project can be this session's: no JSON parsing needed.
+
+    Loop files are named `<session_id>.json`, and ids are plain ASCII, so a session whose
+    id appears nowhere in the input as a quoted string has no loop here.
+    """
+    try:
+        names = os.listdir(os.path.join(_project_root(), ".claude", "ralph", "loops"))
+    except OSError:
+        return False
+    return any(
+        name.endswith(".json") and b'"%s"' % name[:-5].encode() in raw for name in names
+    )
 
 
 def main() -> int:
     try:
         raw = sys.stdin.buffer.read()
-        if not _session_has_loop(raw):
+        if not _may_have_loop(raw):
             return 0
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path.insert(0, os.path.join(here, "..", "scripts"))
-        from finesse.runtime import RuntimeMissing, activate
-
-        try:
-            activate(os.environ, may_build=False)
-        except RuntimeMissing as err:
-            print(json.dumps({"systemMessage": f"finesse: {err}; this stop went ahead"}))
-            return 0
         import io
 
         from finesse.hooks.stop import main as run

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from finesse.models import IterationRecord, LoopState, Outcome
+from finesse.models import IterationRecord, LoopState, Outcome, replace
 from finesse.signals import has_promise
 
 EXCERPT_CHARS = 300
@@ -62,19 +62,16 @@ def _record(state: LoopState, observation: Observation, result: str) -> LoopStat
         result=result,
         reply_excerpt=excerpt(observation.reply or ""),
     )
-    return state.model_copy(
-        update={
-            "iterations": [*state.iterations, record],
-            "updated_at": observation.now,
-            "last_reply_excerpt": record.reply_excerpt or state.last_reply_excerpt,
-        }
+    return replace(
+        state,
+        iterations=[*state.iterations, record],
+        updated_at=observation.now,
+        last_reply_excerpt=record.reply_excerpt or state.last_reply_excerpt,
     )
 
 
 def end_loop(state: LoopState, outcome: Outcome, message: str, now: datetime) -> LoopState:
-    return state.model_copy(
-        update={"outcome": outcome, "ended_at": now, "updated_at": now, "end_message": message}
-    )
+    return replace(state, outcome=outcome, ended_at=now, updated_at=now, end_message=message)
 
 
 def _ended(state: LoopState, observation: Observation, outcome: Outcome, message: str) -> Decision:
@@ -99,8 +96,8 @@ def decide(state: LoopState, observation: Observation) -> Decision:
             "--max-iterations.",
         )
     recorded = _record(state, observation, "continue")
-    following = recorded.model_copy(
-        update={"iteration": state.iteration + 1, "iteration_started_at": observation.now}
+    following = replace(
+        recorded, iteration=state.iteration + 1, iteration_started_at=observation.now
     )
     return Decision(
         "continue",

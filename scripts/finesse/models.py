@@ -1,21 +1,36 @@
-"""Pydantic models: hook inputs (lenient, Claude Code adds fields) and our own files (strict)."""
+"""The loop's records: hook inputs (lenient, Claude Code adds fields) and our own state
+(strict: unknown fields refused). Standard-library dataclasses, checked by finesse.schema,
+because these are read on every stop of a looping session (see schema.py for why)."""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from finesse import schema
 
 Outcome = Literal[
     "success", "limit", "cancelled", "blocked", "failure", "quiesced", "timeout", "error"
 ]
 STATE_VERSION = 1
+Record = TypeVar("Record")
 
 
-class HookInput(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+def replace(record: Record, **changes: Any) -> Record:
+    """A copy of a frozen record with some fields changed (and checked again)."""
+    return dataclasses.replace(record, **changes)  # type: ignore[type-var]
 
+
+def _at_least_one(record: object, *names: str) -> None:
+    for name in names:
+        if getattr(record, name) < 1:
+            raise ValueError(name, "expected an integer >= 1")
+
+
+@dataclass(frozen=True)
+class HookInput:
     session_id: str
     transcript_path: str | None = None
     cwd: str | None = None
@@ -23,46 +38,59 @@ class HookInput(BaseModel):
     hook_event_name: str | None = None
 
 
+@dataclass(frozen=True)
 class StopInput(HookInput):
     stop_hook_active: bool = False
     last_assistant_message: str | None = None
 
 
+@dataclass(frozen=True)
 class PromptInput(HookInput):
-    prompt: str
+    prompt: str = ""
 
 
-class IterationRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    number: int = Field(ge=1)
+@dataclass(frozen=True)
+class IterationRecord:
+    number: int
     started_at: datetime
     ended_at: datetime
     result: str
     reply_excerpt: str = ""
 
+    def __post_init__(self) -> None:
+        _at_least_one(self, "number")
 
-class LoopState(BaseModel):
+
+@dataclass(frozen=True)
+class LoopState:
     """One loop, bound to the session that started it. Active while `outcome` is None."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    version: Literal[1] = 1
     loop_id: str
     session_id: str
     project_root: str
     prompt: str
     promise: str
-    max_iterations: int = Field(ge=1)
-    iteration: int = Field(default=1, ge=1)
-    verify: list[str] = Field(default_factory=list)
-    prompt_file: str | None = None
-    promise_file: str | None = None
+    max_iterations: int
     started_at: datetime
     updated_at: datetime
     iteration_started_at: datetime
+    version: Literal[1] = 1
+    iteration: int = 1
+    verify: list[str] = field(default_factory=list)
+    prompt_file: str | None = None
+    promise_file: str | None = None
     last_reply_excerpt: str = ""
-    iterations: list[IterationRecord] = Field(default_factory=list)
+    iterations: list[IterationRecord] = field(default_factory=list)
     outcome: Outcome | None = None
     ended_at: datetime | None = None
     end_message: str = ""
+
+    def __post_init__(self) -> None:
+        _at_least_one(self, "max_iterations", "iteration")
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> LoopState:
+        return schema.from_json(cls, raw)
+
+    def to_json(self) -> str:
+        return schema.to_json(self)

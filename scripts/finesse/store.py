@@ -8,18 +8,17 @@ A file that cannot be read is moved aside to `corrupt/` and reported, never over
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
-import tempfile
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-from pydantic import ValidationError
-
 from finesse.errors import StateError
 from finesse.models import LoopState
 from finesse.paths import StatePaths, is_valid_session_id
+from finesse.schema import SchemaError
 
 LOCK_TIMEOUT_SECONDS = 15.0
 
@@ -38,8 +37,9 @@ def utcnow() -> datetime:
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
-                                             suffix=".tmp")
+    # Not tempfile: it costs the Stop hook more to import than this whole function takes.
+    temporary = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -53,21 +53,31 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 class LoopStore:
-    def __init__(self, paths: StatePaths) -> None:
+    def __init__(self, paths: StatePaths, lock_timeout: float | None = None) -> None:
         self.paths = paths
+        self.lock_timeout = LOCK_TIMEOUT_SECONDS if lock_timeout is None else lock_timeout
 
     @contextlib.contextmanager
     def locked(self, session_id: str) -> Iterator[None]:
         lock_path = self.paths.lock_file(session_id)
         lock_path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with FileLock(str(lock_path), timeout=LOCK_TIMEOUT_SECONDS):
+        with open(lock_path, "a") as handle:
+            deadline = time.monotonic() + self.lock_timeout
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise StateError(
+                            f"another process holds {lock_path} for over "
+                            f"{self.lock_timeout:.0f} s; try again, or run `ralph status`"
+                        ) from None
+                    time.sleep(0.02)
+            try:
                 yield
-        except Timeout:
-            raise StateError(
-                f"another process holds {lock_path} for over {LOCK_TIMEOUT_SECONDS:.0f} s; "
-                "try again, or run `ralph status`"
-            ) from None
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def load(self, session_id: str) -> LoopState | None:
         """This session's active loop, None if it has none."""
@@ -81,13 +91,11 @@ class LoopStore:
         except OSError as err:
             raise StateError(f"cannot read {path}: {err.strerror}") from None
         try:
-            return LoopState.model_validate_json(raw)
-        except ValidationError as err:
+            return LoopState.from_json(raw)
+        except SchemaError as err:
             moved_to = self._move_aside(path)
-            problem = err.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"]) or "the file"
             raise CorruptStateError(
-                f"the loop state {path.name} was unreadable ({where}: {problem['msg']}); "
+                f"the loop state {path.name} was unreadable ({err}); "
                 f"it was moved to {moved_to} and the loop has stopped",
                 moved_to,
             ) from None
@@ -100,14 +108,14 @@ class LoopStore:
         return target
 
     def save(self, state: LoopState) -> None:
-        write_atomic(self.paths.loop_file(state.session_id), state.model_dump_json(indent=2))
+        write_atomic(self.paths.loop_file(state.session_id), state.to_json())
 
     def archive(self, state: LoopState) -> Path:
         """Write the ended loop to history/, then remove its active file."""
         if state.outcome is None:
             raise ValueError("only an ended loop is archived")
         target = self.paths.history / f"{state.loop_id}.json"
-        write_atomic(target, state.model_dump_json(indent=2))
+        write_atomic(target, state.to_json())
         with contextlib.suppress(FileNotFoundError):
             self.paths.loop_file(state.session_id).unlink()
         return target

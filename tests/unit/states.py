@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from finesse.models import LoopState
+from finesse.models import LoopState, replace
 from finesse.paths import StatePaths
 from finesse.store import LoopStore
 
@@ -56,4 +59,26 @@ def increment_iteration(root: str, session_id: str, times: int) -> None:
         with store.locked(session_id):
             state = store.load(session_id)
             assert state is not None
-            store.save(state.model_copy(update={"iteration": state.iteration + 1}))
+            store.save(replace(state, iteration=state.iteration + 1))
+
+
+@contextlib.contextmanager
+def hold_lock(path: Path) -> Iterator[None]:
+    """Hold a lock file the way another process would: its own open file, flock'ed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def lock_is_free(path: Path) -> bool:
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return True

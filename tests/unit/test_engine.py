@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from finesse.engine import Decision, Observation, decide, excerpt, iteration_header, loop_prompt
-from finesse.models import IterationRecord, LoopState
+from finesse.models import IterationRecord, LoopState, replace
+from finesse.schema import from_dict, to_dict
 from tests.unit.states import T0, T1, make_state
 
 ROOT = Path("/project")
@@ -31,7 +32,7 @@ def test_continue_increments_and_repeats_the_prompt() -> None:
     decision = decide(before, Observation(reply="Still working.", now=T1))
     assert decision == Decision(
         "continue",
-        before.model_copy(update={
+        replace(before, **{
             "iteration": 2,
             "iteration_started_at": T1,
             "updated_at": T1,
@@ -63,7 +64,7 @@ def test_promise_ends_with_success() -> None:
     message = "Ralph loop done: <promise>DONE</promise> seen at iteration 3/8."
     assert decision == Decision(
         "end",
-        before.model_copy(update={
+        replace(before, **{
             "iterations": [record(3, "success", PROMISE_REPLY)],
             "updated_at": T1,
             "last_reply_excerpt": PROMISE_REPLY,
@@ -87,7 +88,7 @@ def test_cancelled_beats_promise() -> None:
     message = "Ralph loop cancelled at iteration 2/8."
     assert decision == Decision(
         "end",
-        before.model_copy(update={
+        replace(before, **{
             "iterations": [record(2, "cancelled", PROMISE_REPLY)],
             "updated_at": T1,
             "last_reply_excerpt": PROMISE_REPLY,
@@ -120,7 +121,7 @@ def test_cap_ends_with_limit() -> None:
     )
     assert decision == Decision(
         "end",
-        before.model_copy(update={
+        replace(before, **{
             "iterations": [record(8, "limit", "not yet")],
             "updated_at": T1,
             "last_reply_excerpt": "not yet",
@@ -181,10 +182,10 @@ def test_reply_none_at_cap_is_limit() -> None:
 
 def test_decide_does_not_mutate_its_input() -> None:
     before = state()
-    snapshot = before.model_dump()
+    snapshot = to_dict(before)
     decide(before, Observation(reply=PROMISE_REPLY, now=T1))
     decide(before, Observation(reply="x", now=T1))
-    assert before.model_dump() == snapshot
+    assert to_dict(before) == snapshot
 
 
 def test_excerpt() -> None:
@@ -208,7 +209,7 @@ def test_decide_always_yields_a_valid_state(
 ) -> None:
     before = state(iteration=min(iteration, cap), max_iterations=cap)
     decision = decide(before, Observation(reply=reply, now=T1, cancelled=cancelled))
-    LoopState.model_validate(decision.state.model_dump())  # still a valid file
+    from_dict(LoopState, to_dict(decision.state))  # still a valid file
     assert len(decision.state.iterations) == 1
     if decision.action == "continue":
         assert decision.outcome is None

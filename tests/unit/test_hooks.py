@@ -14,8 +14,9 @@ import pytest
 from finesse.hooks import prompt_submit, stop
 from finesse.hooks.boundary import run_hook
 from finesse.models import LoopState
+from finesse.schema import to_dict
 from finesse.store import LoopStore
-from tests.unit.states import OTHER_SESSION, SESSION, files_under, store_for
+from tests.unit.states import OTHER_SESSION, SESSION, files_under, hold_lock, store_for
 
 TRANSCRIPT = "/nonexistent/transcript.jsonl"
 START_TEXT = (
@@ -114,8 +115,8 @@ def test_start_writes_state_and_adds_context(git_repo: Path, store: LoopStore) -
     }
     assert re.fullmatch(rf"\d{{8}}T\d{{6}}Z-{SESSION[:8]}-[0-9a-f]{{6}}", state.loop_id)
     assert state.started_at == state.updated_at == state.iteration_started_at
-    assert state.model_dump(exclude={"loop_id", "started_at", "updated_at",
-                                     "iteration_started_at"}) == {
+    assert {key: value for key, value in to_dict(state).items()
+            if key not in {"loop_id", "started_at", "updated_at", "iteration_started_at"}} == {
         "version": 1,
         "session_id": SESSION,
         "project_root": str(git_repo),
@@ -431,9 +432,9 @@ def test_corrupt_state_is_reported_and_moved_aside(git_repo: Path, store: LoopSt
     [moved] = files_under(store.paths.corrupt)
     moved_to = store.paths.corrupt / moved
     message = (
-        f"the loop state {SESSION}.json was unreadable (the file: Invalid JSON: EOF while "
-        f"parsing a value at line 1 column 9); it was moved to {moved_to} and the loop has "
-        "stopped"
+        f"the loop state {SESSION}.json was unreadable (the file: not valid JSON "
+        f"(Expecting value: line 1 column 10 (char 9))); it was moved to {moved_to} and the "
+        "loop has stopped"
     )
     assert output == {"systemMessage": f"finesse: {message}"}
     assert moved_to.read_text() == '{"half": '
@@ -510,14 +511,12 @@ def test_unusable_stop_input_gets_no_output(git_repo: Path, store: LoopStore, ra
 def test_lock_held_too_long_lets_the_stop_go_ahead(
     git_repo: Path, store: LoopStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from filelock import FileLock
-
     import finesse.store
 
     submit(git_repo, "/ralph-loop go")
     before = store.paths.loop_file(SESSION).read_bytes()
     monkeypatch.setattr(finesse.store, "LOCK_TIMEOUT_SECONDS", 0.05)
-    with FileLock(str(store.paths.lock_file(SESSION))):
+    with hold_lock(store.paths.lock_file(SESSION)):
         output = stop_hook(git_repo, stop_input())
     assert output == {
         "systemMessage": f"finesse: another process holds {store.paths.lock_file(SESSION)} for "

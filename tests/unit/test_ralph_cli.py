@@ -9,7 +9,7 @@ import pytest
 
 import finesse.cli.ralph
 from finesse.cli.ralph import main
-from finesse.models import IterationRecord
+from finesse.models import IterationRecord, replace
 from finesse.store import LoopStore
 from tests.unit.states import OTHER_SESSION, SESSION, T0, T1, files_under, make_state, store_for
 
@@ -98,14 +98,14 @@ def test_status_json_whole_object(
             "verify": ["make test"],
             "prompt_file": None,
             "promise_file": None,
-            "started_at": "2026-11-30T07:00:00Z",
-            "updated_at": "2026-11-30T07:05:00Z",
-            "iteration_started_at": "2026-11-30T07:05:00Z",
+            "started_at": "2026-11-30T07:00:00+00:00",
+            "updated_at": "2026-11-30T07:05:00+00:00",
+            "iteration_started_at": "2026-11-30T07:05:00+00:00",
             "last_reply_excerpt": "first",
             "iterations": [{
                 "number": 1,
-                "started_at": "2026-11-30T07:00:00Z",
-                "ended_at": "2026-11-30T07:05:00Z",
+                "started_at": "2026-11-30T07:00:00+00:00",
+                "ended_at": "2026-11-30T07:05:00+00:00",
                 "result": "continue",
                 "reply_excerpt": "first",
             }],
@@ -149,7 +149,7 @@ def test_cancel_the_one_loop(capsys: pytest.CaptureFixture[str], root: Path,
     )
     assert files_under(store.paths.loops) == []
     [ended] = store.history()
-    assert ended == make_state(root).model_copy(update={
+    assert ended == replace(make_state(root), **{
         "outcome": "cancelled", "ended_at": T1, "updated_at": T1,
         "end_message": "Ralph loop cancelled by `ralph cancel` at iteration 1/8.",
     })

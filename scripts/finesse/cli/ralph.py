@@ -17,6 +17,7 @@ from finesse.errors import FinesseError, UsageError
 from finesse.grammar import parse_loop_args
 from finesse.loops import cancel_loop, describe, start_loop
 from finesse.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.schema import to_dict
 from finesse.store import LoopStore, utcnow
 
 
@@ -46,7 +47,7 @@ def status(project: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(
             {"project": str(store.paths.root),
-             "loops": [loop.model_dump(mode="json") for loop in loops]},
+             "loops": [to_dict(loop) for loop in loops]},
             indent=2, ensure_ascii=False,
         ))
         return

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Callable, Mapping
 from typing import BinaryIO, TextIO
 
@@ -21,6 +20,8 @@ Handler = Callable[[bytes, Mapping[str, str], str], "HookOutput | None"]
 
 def log_error(env: Mapping[str, str], cwd: str, event: str) -> None:
     try:
+        import traceback  # only on the error path: it is slow to import
+
         store = LoopStore(StatePaths(find_project_root(env, cwd)))
         summary = traceback.format_exc(limit=3).strip().splitlines()
         store.log(f"{event} hook error, the stop went ahead: {' | '.join(summary[-3:])}")

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import BinaryIO, TextIO
 
-from pydantic import ValidationError
-
 from finesse.errors import FinesseError
 from finesse.grammar import SlashCommand, expect_no_args, match_command, parse_loop_args
 from finesse.hooks.boundary import run_hook
@@ -19,6 +17,7 @@ from finesse.hooks.output import HookOutput, add_context, block
 from finesse.loops import cancel_loop, describe, start_context, start_loop
 from finesse.models import PromptInput
 from finesse.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.schema import SchemaError, from_json
 from finesse.store import LoopStore, utcnow
 
 EVENT = "UserPromptSubmit"
@@ -71,8 +70,8 @@ def _status(store: LoopStore, session_id: str) -> HookOutput:
 
 def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
     try:
-        data = PromptInput.model_validate_json(raw)
-    except ValidationError:
+        data = from_json(PromptInput, raw, strict=False)
+    except SchemaError:
         return None
     command = match_command(data.prompt)
     if command is None:

@@ -10,14 +10,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from pydantic import ValidationError
-
 from finesse.engine import Observation, decide
 from finesse.errors import StateError
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, block, tell_user
 from finesse.models import StopInput
 from finesse.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.schema import SchemaError, from_json
 from finesse.store import CorruptStateError, LoopStore, utcnow
 from finesse.transcript import last_assistant_text
 
@@ -33,8 +32,8 @@ def last_reply(data: StopInput) -> str | None:
 
 def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
     try:
-        data = StopInput.model_validate_json(raw)
-    except ValidationError:
+        data = from_json(StopInput, raw, strict=False)
+    except SchemaError:
         return None
     if not is_valid_session_id(data.session_id):
         return None
