@@ -335,8 +335,22 @@ def _block(markdown: str, newline: str, *, first_prefix: str = "", indent: str =
         out.append(fences.fence)
     if not out:
         return ""
-    shaped = [first_prefix + out[0]] + [indent + line if line else line for line in out[1:]]
+    if first_prefix and _Fences().step(out[0]) is not None:
+        # `- ```` is no fence to the scanner: start the item on a line of its own.
+        out.insert(0, "")
+    shaped = [(first_prefix + out[0]).rstrip()]
+    shaped += [indent + line if line else line for line in out[1:]]
     return newline.join(shaped) + newline
+
+
+def _glue(before: str, middle: str, after: str) -> str:
+    """before + middle + after, where a `\r` and a `\n` meeting at a seam (a plan with mixed
+    line endings) would fuse into one `\r\n`: the inserted side is given the missing half."""
+    if before.endswith("\r") and middle.startswith("\n"):
+        middle = "\r" + middle
+    if middle.endswith("\r") and after.startswith("\n"):
+        middle += "\n"
+    return before + middle + after
 
 
 def _insert(text: str, at: int, block: str, *, tight: bool = False) -> str:
@@ -358,7 +372,7 @@ def _insert(text: str, at: int, block: str, *, tight: bool = False) -> str:
     if before and not tight and not _last_line_blank(before + prefix):
         prefix += newline
     suffix = "" if not after.strip() or _starts_with_blank_line(after) else newline
-    return before + prefix + block + suffix + after
+    return _glue(before, prefix + block + suffix, after)
 
 
 def _new_section(text: str, title: str, block: str) -> str:
@@ -413,7 +427,7 @@ def write_review(text: str, review: str) -> str:
     end = _content_end(text, marker, section.body_end)
     rest = text[end:]
     suffix = "" if not rest.strip() or _starts_with_blank_line(rest) else newline
-    return text[:marker] + block + suffix + rest
+    return _glue(text[:marker], block + suffix, rest)
 
 
 def append_review_note(text: str, note: str) -> str:

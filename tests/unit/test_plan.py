@@ -1,0 +1,420 @@
+"""The written plan: sections found where Markdown puts them, writes that touch nothing else."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from finesse.errors import UsageError
+from finesse.plan import (
+    REVIEW_MARKER,
+    Section,
+    append_attempt,
+    append_review_note,
+    check_plan,
+    parse_sections,
+    verification_commands,
+    write_review,
+)
+
+PLAN = """\
+# Plan: make the tests pass
+
+## Goal
+All unit tests pass.
+
+## Acceptance Criteria
+- `pytest -q` exits 0
+
+## Plan
+1. Fix the parser.
+
+## Verification Commands
+- `pytest -q`
+- `ruff check .`
+
+## Attempts
+
+### Iteration 1 (2026-11-30 07:00 UTC)
+- Approach: read the failing test.
+
+## Review
+"""
+
+ENTRY = "### Iteration 2 (2026-11-30 08:00 UTC)\n- Approach: fix the off-by-one.\n- Result: red"
+
+# --- strategies -------------------------------------------------------------------------------
+
+FRAGMENTS = [
+    "## Goal", "## Acceptance Criteria", "## Plan", "## Verification Commands", "## Attempts",
+    "## Review", "##Attempts", "### Attempts", "## attempts:", "  ## ATTEMPTS ##", "## Review:",
+    "#### Review", "# Title", "\ufeff## Goal", "```", "````", "~~~", "```python", "``` `x` ```",
+    "> ```", "    ```", "- `pytest -q`", "```sh", "pytest -q", "### Iteration 1", REVIEW_MARKER,
+    "", "   ", "\t", "<!-- hint -->", "<!--", "-->", "Ünïcödé ✓ 🚀 ∑", "- item", "\\## Review",
+]
+LINE = st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12))
+ENDING = st.sampled_from(["\n", "\r\n", "\r"])
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(LINE, max_size=24))
+    if draw(st.booleans()):
+        endings = [draw(ENDING)] * len(lines)
+    else:
+        endings = draw(st.lists(ENDING, min_size=len(lines), max_size=len(lines)))
+    text = "".join(line + ending for line, ending in zip(lines, endings, strict=True))
+    if text and draw(st.booleans()):
+        text = text.rstrip("\r\n")  # no trailing newline
+    return text
+
+
+DOCUMENTS = st.one_of(documents(), st.text(max_size=60), st.just(""), st.just(PLAN))
+# Markdown the loop writes: anything, headings and open fences included.
+MARKDOWN = st.one_of(
+    st.lists(LINE, max_size=6).map("\n".join),
+    st.text(max_size=40),
+)
+# Plain lines: no heading, fence, comment or blank line to be reshaped.
+PLAIN_LINE = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters="#`~<\\"),
+    min_size=1, max_size=15,
+).map(str.strip).filter(bool)
+
+
+def insertion_point(before: str, after: str) -> int:
+    """An i with after == before[:i] + inserted + before[i:]; fails when there is none."""
+    assert len(after) >= len(before)
+    same = 0
+    while same < len(before) and before[same] == after[same]:
+        same += 1
+    rest = len(before) - same
+    assert after[len(after) - rest :] == before[same:], "more than one insertion"
+    return same
+
+
+def changed_region(before: str, after: str) -> tuple[int, int]:
+    """The smallest [a, b) of `before` that was replaced to give `after`."""
+    start = 0
+    limit = min(len(before), len(after))
+    while start < limit and before[start] == after[start]:
+        start += 1
+    end = 0
+    while end < limit - start and before[-1 - end] == after[-1 - end]:
+        end += 1
+    return start, len(before) - end
+
+
+def assert_other_sections_kept(before: str, after: str, changed: str) -> None:
+    """Every section but `changed` keeps its title and body; one at the end may gain a
+    closing fence and separators before a section appended after it."""
+    old, new = parse_sections(before), parse_sections(after)
+    assert set(new) == set(old) | ({changed} if after != before else set())
+    for key, section in old.items():
+        if key == changed:
+            continue
+        old_body, new_body = section.body(before), new[key].body(after)
+        assert new[key].title == section.title
+        assert new_body.startswith(old_body)
+        assert not new_body[len(old_body) :].strip(" \t\r\n`~")
+
+
+def plan_newline(text: str) -> str:
+    """The line ending the loop writes in: the plan's first one."""
+    return re.search(r"\r\n|\r|\n", text).group()  # type: ignore[union-attr]
+
+
+def body_of(text: str, key: str) -> str:
+    return parse_sections(text)[key].body(text)
+
+
+# --- parse_sections ---------------------------------------------------------------------------
+
+
+def test_parse_sections_of_a_plan() -> None:
+    sections = parse_sections(PLAN)
+    assert list(sections) == [
+        "goal", "acceptance criteria", "plan", "verification commands", "attempts", "review"]
+    goal = sections["goal"]
+    assert goal == Section("Goal", 2, PLAN.index("## Goal"), PLAN.index("All unit"),
+                           PLAN.index("## Acceptance"))
+    assert goal.body(PLAN) == "All unit tests pass.\n\n"
+    assert sections["review"].body(PLAN) == ""
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("## attempts:\nx\n", {"attempts": "x\n"}),
+    ("  ## ATTEMPTS  :  ##\nx", {"attempts": "x"}),
+    ("##Attempts\nx\n", {}),
+    ("### Attempts\nx\n", {}),
+    ("    ## Attempts\nx\n", {}),
+    ("> ## Attempts\nx\n", {}),
+    ("```\n## Attempts\n```\n## Review\nr\n", {"review": "r\n"}),
+    ("~~~~\n## Attempts\n~~~\n## still code\n~~~~\n", {}),
+    ("``` `x` ```\n## Attempts\n", {"attempts": ""}),
+    ("- a\n\n  ```\n## Attempts\n  ```\n", {}),
+    ("## Attempts\r\nx\r\n## Review\r\n", {"attempts": "x\r\n", "review": ""}),
+    ("## Attempts\rx\r# Other\ry\r", {"attempts": "x\r"}),
+    ("## Attempts\n### Iteration 1\n## Attempts\nsecond\n", {"attempts": "### Iteration 1\n"}),
+    ("\ufeff## Goal\ng\n", {"goal": "g\n"}),
+    ("## Acceptance   Criteria\nc\n", {"acceptance criteria": "c\n"}),
+])
+def test_headings_are_found_as_markdown_finds_them(text: str, found: dict[str, str]) -> None:
+    assert {key: s.body(text) for key, s in parse_sections(text).items()} == found
+
+
+# --- verification_commands and check_plan -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("section", "commands"), [
+    ("- `pytest -q`\n- `ruff check .`\n", ["pytest -q", "ruff check ."]),
+    ("Run `pytest -q` then `pytest -q` again.\n", ["pytest -q"]),
+    ("``echo `date` ``\n", ["echo `date`"]),
+    ("`make\ntest`\n", ["make test"]),
+    ("`a\n\nb`\n", []),
+    ("```sh\n# lint first\nruff check .\n\n$ pytest -q\n```\n", ["ruff check .", "pytest -q"]),
+    ("~~~\nmypy --strict \\\n    scripts\n~~~\n", ["mypy --strict scripts"]),
+    ("- `first`\n\n    ```\n    second\n    ```\n- `third`\n", ["first", "second", "third"]),
+    ("> ```\n> pytest -q\n> ```\n", ["pytest -q"]),
+    ("<!-- e.g. `pytest -q` -->\n`make test`\n", ["make test"]),
+    ("<!--\n`hidden`\n-->\n`shown`\n", ["shown"]),
+    ("```\n## Attempts\npytest -q\n```\n`make`\n", ["pytest -q", "make"]),
+    ("nothing here\n", []),
+    ("", []),
+])
+def test_verification_commands(section: str, commands: list[str]) -> None:
+    text = f"## Goal\n`not this`\n\n## Verification Commands\n{section}\n## Review\n`nor this`\n"
+    assert verification_commands(text) == commands
+
+
+def test_verification_commands_with_crlf_and_no_section() -> None:
+    text = "## Verification Commands\r\n```\r\npytest -q\r\nruff check .\r\n```\r\n- `mypy .`"
+    assert verification_commands(text) == ["pytest -q", "ruff check .", "mypy ."]
+    assert verification_commands("## Goal\n`pytest`\n") == []
+
+
+COMMAND = PLAIN_LINE.filter(lambda c: not c.startswith("$ ") and "<!--" not in c)
+
+
+@given(st.lists(st.tuples(COMMAND, st.booleans()), max_size=8), ENDING)
+def test_commands_in_spans_and_fences_come_back_in_order(
+    items: list[tuple[str, bool]], ending: str
+) -> None:
+    lines: list[str] = []
+    for command, fenced in items:
+        lines += ["```", command, "```"] if fenced else [f"- `{command}`"]
+    text = ending.join(["## Verification Commands", *lines, "## Review", "`x`"])
+    assert verification_commands(text) == list(dict.fromkeys(c for c, _ in items))
+
+
+GOOD = "## Goal\ng\n## Acceptance Criteria\na\n## Verification Commands\n`pytest -q`\n"
+
+
+def test_check_plan_returns_the_commands() -> None:
+    assert check_plan(PLAN, path="tasks/todo.md") == ["pytest -q", "ruff check ."]
+    assert check_plan(GOOD, path="tasks/todo.md", extra_verify=["make"]) == ["pytest -q"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (GOOD.replace("## Goal", "## Aim"),
+     'tasks/todo.md has no "## Goal" section: add one saying what the loop must achieve'),
+    (GOOD.replace("## Acceptance Criteria", "### Acceptance Criteria"),
+     'tasks/todo.md has no "## Acceptance Criteria" section: add one listing what must be '
+     "true when it is done"),
+    (GOOD.replace("## Verification", "##Verification"),
+     'tasks/todo.md has no "## Verification Commands" section: add one listing each command '
+     "in backticks"),
+    (GOOD.replace("\ng\n", "\n \n<!-- what must the loop achieve? -->\n"),
+     'tasks/todo.md has an empty "## Goal" section: add a few lines saying what the loop must '
+     "achieve"),
+    (GOOD.replace("\na\n", "\n"),
+     'tasks/todo.md has an empty "## Acceptance Criteria" section: add a few lines listing '
+     "what must be true when it is done"),
+    (GOOD.replace("`pytest -q`", "pytest -q"),
+     'tasks/todo.md has no command under "## Verification Commands": list each in backticks, '
+     "e.g. `pytest -q`, or pass --verify CMD"),
+    ("## Acceptance Criteria\na\n",
+     'tasks/todo.md is missing "## Goal" and "## Verification Commands": add each as a '
+     "level-2 heading with its content below it"),
+    ("",
+     'tasks/todo.md is missing "## Goal", "## Acceptance Criteria" and "## Verification '
+     'Commands": add each as a level-2 heading with its content below it'),
+    ("```\n" + GOOD + "```\n",
+     'tasks/todo.md is missing "## Goal", "## Acceptance Criteria" and "## Verification '
+     'Commands": add each as a level-2 heading with its content below it'),
+])
+def test_check_plan_refusals(text: str, message: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        check_plan(text, path="tasks/todo.md")
+    assert str(raised.value) == message
+
+
+def test_check_plan_accepts_no_commands_with_extra_verify() -> None:
+    text = GOOD.replace("`pytest -q`", "see --verify")
+    assert check_plan(text, path="tasks/todo.md", extra_verify=["pytest -q"]) == []
+
+
+@given(DOCUMENTS, st.text(max_size=20), st.lists(st.text(max_size=5), max_size=2))
+def test_check_plan_messages_are_one_line(text: str, path: str, extra: list[str]) -> None:
+    try:
+        commands = check_plan(text, path=path, extra_verify=extra)
+    except UsageError as err:
+        message = str(err)
+        assert message and message.isprintable()
+    else:
+        assert commands == verification_commands(text)
+        assert commands or extra
+
+
+# --- append_attempt ---------------------------------------------------------------------------
+
+
+def test_append_attempt_to_a_plan() -> None:
+    after = append_attempt(PLAN, ENTRY)
+    assert after == PLAN.replace(
+        "read the failing test.\n\n## Review",
+        f"read the failing test.\n\n{ENTRY}\n\n## Review",
+    )
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", "## Attempts\n\nE\n"),
+    ("# Plan", "# Plan\n\n## Attempts\n\nE\n"),
+    ("## Goal\r\ng\r\n", "## Goal\r\ng\r\n\r\n## Attempts\r\n\r\nE\r\n"),
+    ("## Attempts", "## Attempts\n\nE\n"),
+    ("## Attempts\n## Review\n", "## Attempts\n\nE\n\n## Review\n"),
+    ("## attempts:\n\n\n## Review", "## attempts:\n\nE\n\n\n## Review"),
+    ("## Attempts\nold\n## Review", "## Attempts\nold\n\nE\n\n## Review"),
+    ("## Attempts\nold", "## Attempts\nold\n\nE\n"),
+    ("## Attempts\n```\nopen fence\n", "## Attempts\n```\nopen fence\n```\n\nE\n"),
+    ("```\n## Attempts\n", "```\n## Attempts\n```\n\n## Attempts\n\nE\n"),
+    ("##Attempts\n### Attempts\n", "##Attempts\n### Attempts\n\n## Attempts\n\nE\n"),
+])
+def test_append_attempt_cases(text: str, expected: str) -> None:
+    assert append_attempt(text, "E") == expected
+
+
+def test_append_attempt_cannot_break_the_plan() -> None:
+    after = append_attempt("## Attempts\n\n## Review\nmine\n", "## Review\n# Top\n```\ncode")
+    assert after == (
+        "## Attempts\n\n\\## Review\n\\# Top\n```\ncode\n```\n\n## Review\nmine\n")
+
+
+def test_append_attempt_of_nothing_changes_nothing() -> None:
+    assert append_attempt(PLAN, " \n\n") == PLAN
+
+
+@settings(max_examples=300)
+@given(DOCUMENTS, MARKDOWN)
+def test_append_attempt_only_inserts(text: str, entry: str) -> None:
+    after = append_attempt(text, entry)
+    insertion_point(text, after)
+    if entry.strip():
+        assert "attempts" in parse_sections(after)
+    assert_other_sections_kept(text, after, "attempts")
+
+
+@given(DOCUMENTS, st.lists(PLAIN_LINE, min_size=1, max_size=4),
+       st.lists(PLAIN_LINE, min_size=1, max_size=4))
+def test_attempts_land_in_order_in_attempts(
+    text: str, first: list[str], second: list[str]
+) -> None:
+    first, second = [f"first: {first[0]}", *first[1:]], [f"second: {second[0]}", *second[1:]]
+    after = append_attempt(append_attempt(text, "\n".join(first)), "\n".join(second))
+    body = body_of(after, "attempts")
+    newline = plan_newline(after)
+    first_block, second_block = newline.join(first), newline.join(second)
+    assert first_block in body and second_block in body
+    assert body.rindex(second_block) > body.rindex(first_block)
+
+
+# --- write_review and append_review_note ------------------------------------------------------
+
+
+def test_write_review_in_a_plan_and_again() -> None:
+    once = write_review(PLAN, "Verified: 2 commands green.")
+    assert once == PLAN + f"\n{REVIEW_MARKER}\nVerified: 2 commands green.\n"
+    assert write_review(once, "Second review\n\nwith two paragraphs") == (
+        PLAN + f"\n{REVIEW_MARKER}\nSecond review\n\nwith two paragraphs\n")
+
+
+def test_write_review_keeps_what_the_user_wrote() -> None:
+    text = "## Review\nMy own notes.\n\n## Later\nx\n"
+    once = write_review(text, "R1")
+    assert once == f"## Review\nMy own notes.\n\n{REVIEW_MARKER}\nR1\n\n## Later\nx\n"
+    assert write_review(once, "R2") == once.replace("R1", "R2")
+
+
+def test_write_review_ignores_a_marker_in_code() -> None:
+    text = f"## Review\n```\n{REVIEW_MARKER}\n```\n"
+    assert write_review(text, "R") == f"{text}\n{REVIEW_MARKER}\nR\n"
+
+
+def test_write_review_creates_the_section() -> None:
+    assert write_review("## Goal\r\ng", "R") == (
+        f"## Goal\r\ng\r\n\r\n## Review\r\n\r\n{REVIEW_MARKER}\r\nR\r\n")
+    assert write_review("", "R") == f"## Review\n\n{REVIEW_MARKER}\nR\n"
+
+
+def test_review_notes_survive_the_review() -> None:
+    text = write_review(PLAN, "R1")
+    text = append_review_note(text, "Blocked: the API key is missing.")
+    text = append_review_note(text, "Re-plan: mock the API.\nSecond line.")
+    text = write_review(text, "R2")
+    assert text == PLAN + (
+        "\n- Blocked: the API key is missing.\n"
+        "- Re-plan: mock the API.\n  Second line.\n"
+        f"\n{REVIEW_MARKER}\nR2\n"
+    )
+
+
+def test_a_note_that_starts_with_a_fence() -> None:
+    assert append_review_note("## Review\n", "```\n## Goal") == (
+        "## Review\n\n-\n  ```\n  ## Goal\n  ```\n")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", "## Review\n\n- N\n"),
+    ("## Review", "## Review\n\n- N\n"),
+    ("## Review\nmine\n## Next", "## Review\nmine\n\n- N\n\n## Next"),
+    ("## Review\n- earlier\n\n", "## Review\n- earlier\n- N\n\n"),
+    (f"## Review\n{REVIEW_MARKER}\nR\n", f"## Review\n\n- N\n\n{REVIEW_MARKER}\nR\n"),
+])
+def test_append_review_note_cases(text: str, expected: str) -> None:
+    assert append_review_note(text, "N") == expected
+
+
+@settings(max_examples=300)
+@given(DOCUMENTS, MARKDOWN)
+def test_append_review_note_only_inserts(text: str, note: str) -> None:
+    after = append_review_note(text, note)
+    insertion_point(text, after)
+    assert_other_sections_kept(text, after, "review")
+
+
+@settings(max_examples=300)
+@given(DOCUMENTS, MARKDOWN, MARKDOWN)
+def test_write_review_changes_only_the_review(text: str, first: str, second: str) -> None:
+    after = write_review(text, first)
+    start, end = changed_region(text, after)
+    review = parse_sections(text).get("review")
+    if review is None:
+        assert after.startswith(text)
+    else:
+        assert review.body_start <= start <= end <= review.body_end
+    assert_other_sections_kept(text, after, "review")
+    # The loop's part is replaced, not piled up.
+    assert write_review(after, second) == write_review(text, second)
+
+
+@given(DOCUMENTS, st.lists(PLAIN_LINE, min_size=1, max_size=4), PLAIN_LINE)
+def test_review_and_note_are_in_review(text: str, review: list[str], note: str) -> None:
+    after = append_review_note(write_review(text, "\n".join(review)), note)
+    body = body_of(after, "review")
+    newline = plan_newline(after)
+    assert f"{REVIEW_MARKER}{newline}{newline.join(review)}{newline}" in body
+    assert f"- {note}{newline}" in body
+    assert body.index(f"- {note}") < body.index(REVIEW_MARKER)
