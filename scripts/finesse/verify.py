@@ -27,9 +27,10 @@ DEFAULT_TAIL_CHARS = 4000
 KILL_GRACE_SECONDS = 2.0
 # After the shell exits, how long a background process holding its output may keep writing.
 DRAIN_SECONDS = 1.0
-FINGERPRINT_LINES = 30
+FINGERPRINT_CHARS = 2000
 _CHUNK = 64 * 1024
 _POLL_SECONDS = 0.05
+_EXIT_POLL_SECONDS = 0.005
 
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _HEX_LITERAL = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
@@ -64,10 +65,10 @@ class CommandResult:
 def normalise_output(text: str) -> str:
     """Output with run-to-run noise taken out: what `fingerprint` hashes.
 
-    Colour codes go; hex addresses and hashes, then every run of digits, become `#` (times,
-    counts of seconds, PIDs, temporary names, line widths of durations); a rule of repeated
+    Colour codes go; hex addresses and hashes, then every run of digits, become `#` (so
+    timings, counts, PIDs and numbered temporary names do not matter); a rule of repeated
     `=`, `-` and the like shrinks to three characters, since its length follows the text
-    centred in it; trailing whitespace and blank lines go.
+    centred in it, such as pytest's summary line; trailing whitespace and blank lines go.
     """
     text = _ANSI_ESCAPE.sub("", text)
     text = _HEX_LITERAL.sub("#", text)
@@ -79,18 +80,16 @@ def normalise_output(text: str) -> str:
 
 
 def fingerprint(exit_code: int | None, timed_out: bool, output_tail: str, *,
-                truncated: bool = False) -> str:
+                window: int = FINGERPRINT_CHARS) -> str:
     """A short hash naming a failure: the same failure twice gives the same fingerprint.
 
-    It covers the exit code ("timeout" or "not-started" when there is none) and the last
-    FINGERPRINT_LINES lines of the normalised output; when the tail was cut from longer
-    output, its first line (likely cut mid-way, at a place that moves with the output's
-    length) is left out.
+    It covers the exit code ("timeout", or "not-started" when there is none) and the last
+    `window` characters of the normalised output. The window is cut from the end of the
+    normalised text, so it does not move when noise earlier in the output changes length and
+    shifts where a kept tail starts; run_command uses half the tail for it.
     """
-    lines = output_tail.splitlines()
-    if truncated and lines:
-        lines = lines[1:]
-    body = normalise_output("\n".join(lines[-FINGERPRINT_LINES:]))
+    body = normalise_output(output_tail)
+    body = body[-window:] if window > 0 else ""
     status = "timeout" if timed_out else "not-started" if exit_code is None else str(exit_code)
     return hashlib.sha256(f"{status}\n{body}".encode()).hexdigest()[:16]
 
@@ -109,11 +108,9 @@ class _Tail:
         if len(self.buffer) > self.keep_bytes:
             del self.buffer[: len(self.buffer) - self.keep_bytes]
 
-    def text(self, chars: int) -> tuple[str, bool]:
-        """The last `chars` characters, and whether anything before them was dropped."""
+    def text(self, chars: int) -> str:
         decoded = self.buffer.decode("utf-8", errors="replace")
-        shown = decoded[-chars:] if chars > 0 else ""
-        return shown, self.total > len(self.buffer) or len(shown) < len(decoded)
+        return decoded[-chars:] if chars > 0 else ""
 
 
 def _exited(process: subprocess.Popen[bytes]) -> bool:
@@ -145,8 +142,8 @@ class _Reader:
 
     def read_for(self, seconds: float) -> None:
         """Read what arrives within `seconds` (at most one chunk at once)."""
-        if self.ended:
-            time.sleep(max(0.0, seconds))
+        if self.ended:  # only the exit is awaited now: look again soon
+            time.sleep(max(0.0, min(seconds, _EXIT_POLL_SECONDS)))
             return
         if self.selector.select(max(0.0, seconds)):
             chunk = os.read(self.pipe, _CHUNK)
@@ -207,12 +204,12 @@ def run_command(command: str, *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SEC
         exited_at: float | None = None
         while True:
             now = time.monotonic()
-            if now >= deadline:
-                timed_out = True
-                break
             if exited_at is None and _exited(process):
                 exited_at = now
             if exited_at is not None and (reader.ended or now - exited_at >= DRAIN_SECONDS):
+                break
+            if now >= deadline:
+                timed_out = True
                 break
             reader.read_for(min(deadline - now, _POLL_SECONDS))
         _signal_group(process.pid, signal.SIGTERM)
@@ -228,7 +225,7 @@ def run_command(command: str, *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SEC
         if process.returncode is None:  # an exception escaped: leave nothing running
             _signal_group(process.pid, signal.SIGKILL)
             process.wait()
-    output, truncated = tail.text(tail_chars)
+    output = tail.text(tail_chars)
     return CommandResult(
         command=command,
         exit_code=None if timed_out else exit_code,
@@ -237,7 +234,7 @@ def run_command(command: str, *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SEC
         output_tail=output,
         output_bytes=tail.total,
         fingerprint=fingerprint(None if timed_out else exit_code, timed_out, output,
-                                truncated=truncated),
+                                window=min(FINGERPRINT_CHARS, tail_chars // 2)),
     )
 
 
