@@ -52,10 +52,10 @@ def test_hooks_are_exec_form_python_launchers_that_exist() -> None:
         for group in groups:
             for hook in group["hooks"]:
                 assert hook["command"] == "python3", event
-                launcher = hook["args"][-1].replace("${CLAUDE_PLUGIN_ROOT}", str(ROOT))
+                launcher = hook["args"][1].replace("${CLAUDE_PLUGIN_ROOT}", str(ROOT))
                 assert Path(launcher).is_file(), launcher
                 assert hook["args"][0] == "-S", event
-    assert set(config["hooks"]) == {"UserPromptSubmit", "Stop"}
+    assert set(config["hooks"]) == {"UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"}
 
 
 def test_runtime_requirements_are_the_package_dependencies() -> None:

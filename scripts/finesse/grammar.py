@@ -22,7 +22,7 @@ HARD_MAX_ITERATIONS = 1000
 MAX_TEXT_FILE_BYTES = 1024 * 1024
 
 # The commands the UserPromptSubmit hook answers itself, by bare name.
-COMMANDS = ("ralph-loop", "cancel-ralph", "ralph-status", "ralph-help")
+COMMANDS = ("ralph-loop", "cancel-ralph", "ralph-status", "ralph-help", "ralph-resume")
 _COMMAND_LINE = re.compile(r"\A\s*/(?:finesse:)?([a-z][a-z-]*)(?=\s|\Z)(.*)\Z", re.DOTALL)
 _DECIMAL = re.compile(r"[0-9]+")
 # Only a word shaped like an option is one: a quoted "--not a flag" stays a prompt word.
@@ -30,8 +30,12 @@ _OPTION = re.compile(r"--[a-z][a-z-]*(?:=.*)?", re.DOTALL)
 
 LOOP_USAGE = (
     '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
-    "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD]"
+    "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
+    "[--quiesce-after N] [--timeout-minutes N]"
 )
+RESUME_USAGE = "/ralph-resume [--max-iterations N] [--timeout-minutes N]"
+DEFAULT_QUIESCE_AFTER = 2
+MAX_TIMEOUT_MINUTES = 7 * 24 * 60
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,9 @@ class StartRequest:
     verify: list[str] = field(default_factory=list)
     prompt_file: str | None = None
     promise_file: str | None = None
+    plan_file: str | None = None
+    quiesce_after: int = DEFAULT_QUIESCE_AFTER
+    timeout_minutes: int | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -143,10 +150,16 @@ _VALUE_FLAGS = (
     "--prompt-file",
     "--completion-promise-file",
     "--verify",
+    "--plan",
+    "--quiesce-after",
+    "--timeout-minutes",
 )
+_RESUME_FLAGS = ("--max-iterations", "--timeout-minutes")
 
 
-def _take_flags(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+def _take_flags(
+    words: list[str], allowed: tuple[str, ...] = _VALUE_FLAGS, usage: str = LOOP_USAGE
+) -> tuple[list[str], dict[str, list[str]]]:
     """Prompt words and flag values, in the order given; `--` ends the flags."""
     prompt_words: list[str] = []
     values: dict[str, list[str]] = {}
@@ -162,15 +175,15 @@ def _take_flags(words: list[str]) -> tuple[list[str], dict[str, list[str]]]:
             only_words = True
             continue
         flag, equals, inline = word.partition("=")
-        if flag not in _VALUE_FLAGS:
-            raise UsageError(f"unknown option {flag}: type {LOOP_USAGE}")
+        if flag not in allowed:
+            raise UsageError(f"unknown option {flag}: type {usage}")
         if equals:
             value = inline
         elif index < len(words):
             value = words[index]
             index += 1
         else:
-            raise UsageError(f"{flag} needs a value: type {LOOP_USAGE}")
+            raise UsageError(f"{flag} needs a value: type {usage}")
         values.setdefault(flag, []).append(value)
     return prompt_words, values
 
@@ -222,13 +235,69 @@ def parse_loop_args(args: str, root: Path) -> StartRequest:
             )
     else:
         request.prompt = " ".join(prompt_words).strip()
-        if not request.prompt:
-            raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
 
     for command in values.get("--verify", []):
         if not command.strip():
             raise UsageError('--verify needs a command, e.g. --verify "pytest -q"')
         request.verify.append(command)
+
+    plan_file = _single(values, "--plan")
+    if plan_file is not None:
+        from finesse.plan import check_plan  # the plan module reads this one's helpers
+
+        text = read_text_file(root, plan_file, "--plan")
+        for command in check_plan(text, path=plan_file, extra_verify=request.verify):
+            if command not in request.verify:
+                request.verify.append(command)
+        request.plan_file = plan_file
+        if not request.prompt:
+            request.prompt = plan_prompt(plan_file)
+    if not request.prompt:
+        raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
+
+    quiesce_after = _single(values, "--quiesce-after")
+    if quiesce_after is not None:
+        request.quiesce_after = parse_count(quiesce_after, "--quiesce-after", 100)
+    timeout = _single(values, "--timeout-minutes")
+    if timeout is not None:
+        request.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
+    return request
+
+
+def plan_prompt(plan_file: str) -> str:
+    return (
+        f"Work through the plan in {plan_file}: read it, take the first incomplete, unblocked "
+        "task, do it (test first for behaviour changes), run its verification, and tick it "
+        "off in the plan."
+    )
+
+
+def parse_count(value: str, flag: str, ceiling: int) -> int:
+    if not _DECIMAL.fullmatch(value) or not 1 <= int(value, 10) <= ceiling:
+        raise UsageError(
+            f"{flag} needs a whole number from 1 to {ceiling}, not {value!r}: "
+            f"for example {flag} 2"
+        )
+    return int(value, 10)
+
+
+@dataclass
+class ResumeRequest:
+    max_iterations: int | None = None
+    timeout_minutes: int | None = None
+
+
+def parse_resume_args(args: str) -> ResumeRequest:
+    words, values = _take_flags(split_words(args), _RESUME_FLAGS, RESUME_USAGE)
+    if words:
+        raise UsageError(f"/ralph-resume takes only options: type {RESUME_USAGE}")
+    request = ResumeRequest()
+    max_iterations = _single(values, "--max-iterations")
+    if max_iterations is not None:
+        request.max_iterations = parse_max_iterations(max_iterations)
+    timeout = _single(values, "--timeout-minutes")
+    if timeout is not None:
+        request.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
     return request
 
 

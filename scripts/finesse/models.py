@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from finesse import schema
+from finesse.verify import CommandResult
 
 Outcome = Literal[
     "success", "limit", "cancelled", "blocked", "failure", "quiesced", "timeout", "error"
@@ -51,14 +52,30 @@ class PromptInput(HookInput):
 
 @dataclass(frozen=True)
 class IterationRecord:
+    """One iteration as it ended: what the agent said it did, and what was checked."""
+
     number: int
     started_at: datetime
     ended_at: datetime
     result: str
     reply_excerpt: str = ""
+    approach: str = ""
+    evidence: str = ""
+    learning: str = ""
+    next_action: str = ""
+    verification: list[CommandResult] = field(default_factory=list)
+    tool_calls: int | None = None
+    tree_changed: bool | None = None
 
     def __post_init__(self) -> None:
         _at_least_one(self, "number")
+
+
+@dataclass(frozen=True)
+class ResumeRecord:
+    at: datetime
+    after: str  # the outcome the loop had ended with
+    by: str
 
 
 @dataclass(frozen=True)
@@ -84,9 +101,26 @@ class LoopState:
     outcome: Outcome | None = None
     ended_at: datetime | None = None
     end_message: str = ""
+    # The written plan and the protocol's counters.
+    plan_file: str | None = None
+    quiesce_after: int = 2
+    timeout_minutes: int | None = None
+    deadline_at: datetime | None = None
+    baseline_commit: str | None = None
+    tree_fingerprint: str | None = None
+    idle_iterations: int = 0
+    last_reply_digest: str = ""
+    failure_fingerprint: str = ""
+    failure_streak: int = 0
+    replans: int = 0
+    last_verification: list[CommandResult] = field(default_factory=list)
+    learnings: list[str] = field(default_factory=list)
+    blocker: str = ""
+    resumes: list[ResumeRecord] = field(default_factory=list)
+    report_path: str = ""
 
     def __post_init__(self) -> None:
-        _at_least_one(self, "max_iterations", "iteration")
+        _at_least_one(self, "max_iterations", "iteration", "quiesce_after")
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> LoopState:

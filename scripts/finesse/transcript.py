@@ -102,3 +102,45 @@ def last_assistant_text(path: Path, **limits: int) -> str | None:
     except (OSError, ValueError):  # ValueError: a NUL byte in the path
         return None
     return "" if seen_message else None
+
+
+def _is_turn_start(entry: dict[str, Any]) -> bool:
+    """A user line that starts the model's work: a typed prompt or a Stop hook's feedback.
+    Tool results are user lines too, but they sit inside a turn."""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return True
+    if not isinstance(content, list):
+        return False
+    kinds = {block.get("type") for block in content if isinstance(block, dict)}
+    return "tool_result" not in kinds
+
+
+def tool_calls_since_turn_start(path: Path, **limits: int) -> int | None:
+    """How many tool calls the model made since the last prompt or Stop hook feedback;
+    None when the transcript cannot be read."""
+    calls = 0
+    try:
+        for raw in iter_lines_reversed(path, **limits):
+            if b'"user"' not in raw and b'"tool_use"' not in raw:
+                continue
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(entry, dict) or entry.get("isSidechain"):
+                continue
+            if entry.get("type") == "user" and _is_turn_start(entry):
+                return calls
+            message = entry.get("message")
+            if entry.get("type") == "assistant" and isinstance(message, dict):
+                content = message.get("content")
+                if isinstance(content, list):
+                    calls += sum(
+                        1 for block in content
+                        if isinstance(block, dict) and block.get("type") == "tool_use"
+                    )
+    except (OSError, ValueError):
+        return None
+    return calls

@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 
 from finesse.errors import FinesseError, UsageError
-from finesse.grammar import parse_loop_args
-from finesse.loops import cancel_loop, describe, start_loop
+from finesse.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest, parse_loop_args
+from finesse.loops import cancel_loop, describe, latest_resumable, resume_loop, start_loop
 from finesse.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.schema import to_dict
 from finesse.store import LoopStore, utcnow
@@ -55,7 +55,7 @@ def status(project: str | None, as_json: bool) -> None:
         click.echo(f"No active Ralph loop in {store.paths.root}.")
         return
     now = utcnow()
-    click.echo("\n\n".join(describe(loop, now) for loop in loops))
+    click.echo("\n\n".join(describe(loop, now, history=True) for loop in loops))
 
 
 @cli.command()
@@ -105,6 +105,59 @@ def start(project: str | None, session_id: str, words: tuple[str, ...]) -> None:
         click.echo(f"warning: {warning}", err=True)
     click.echo(f"Started Ralph loop {state.loop_id} for session {session_id}: "
                f"up to {state.max_iterations} iterations, promise {state.promise}.")
+
+
+@cli.command()
+@project_option
+@click.option("--json", "as_json", is_flag=True, help="Print the ended loop's record as JSON.")
+@click.argument("loop", required=False)
+def report(project: str | None, as_json: bool, loop: str | None) -> None:
+    """The report of the latest ended loop, or of LOOP (a loop id or its start)."""
+    store = _store(project)
+    ended = store.history()
+    if loop:
+        ended = [state for state in ended if state.loop_id.startswith(loop)]
+        if len(ended) > 1:
+            raise click.UsageError(
+                f"{len(ended)} loops start with {loop!r}: give more of the id"
+            )
+    if not ended:
+        raise click.ClickException(
+            f"no ended Ralph loop{' ' + repr(loop) if loop else ''} in {store.paths.root}"
+        )
+    latest = max(ended, key=lambda state: state.ended_at or state.updated_at)
+    if as_json:
+        click.echo(json.dumps(to_dict(latest), indent=2, ensure_ascii=False))
+        return
+    path = Path(latest.report_path) if latest.report_path else None
+    if path is None or not path.is_file():
+        raise click.ClickException(f"the report of {latest.loop_id} is missing; try --json")
+    click.echo(path.read_text(encoding="utf-8"), nl=False)
+
+
+@cli.command()
+@project_option
+@click.option("--session", "session_id", default=None,
+              help="Resume this session's loop (default: the project's latest).")
+@click.option("--max-iterations", type=click.IntRange(1, 1000), default=None,
+              help="The new cap on iterations (more than made so far).")
+@click.option("--timeout-minutes", type=click.IntRange(1, MAX_TIMEOUT_MINUTES), default=None,
+              help="A fresh time limit, counted from now.")
+def resume(project: str | None, session_id: str | None, max_iterations: int | None,
+           timeout_minutes: int | None) -> None:
+    """Reopen the latest loop that hit a limit, quiesced, timed out or was blocked."""
+    if session_id is not None and not is_valid_session_id(session_id):
+        raise click.UsageError(f"not a session id: {session_id!r}")
+    store = _store(project)
+    previous = latest_resumable(store, session_id)
+    with store.locked(previous.session_id):
+        state = resume_loop(store, previous, ResumeRequest(max_iterations, timeout_minutes),
+                            utcnow(), by="`ralph resume`")
+    click.echo(
+        f"Resumed Ralph loop {state.loop_id} at iteration {state.iteration}/"
+        f"{state.max_iterations}. It goes on at the next stop of session {state.session_id}: "
+        "send any prompt in that session (or type /ralph-resume there instead)."
+    )
 
 
 @cli.command()

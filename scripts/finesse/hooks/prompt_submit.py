@@ -11,10 +11,23 @@ from collections.abc import Mapping
 from typing import BinaryIO, TextIO
 
 from finesse.errors import FinesseError
-from finesse.grammar import SlashCommand, expect_no_args, match_command, parse_loop_args
+from finesse.grammar import (
+    SlashCommand,
+    expect_no_args,
+    match_command,
+    parse_loop_args,
+    parse_resume_args,
+)
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, add_context, block
-from finesse.loops import cancel_loop, describe, start_context, start_loop
+from finesse.loops import (
+    cancel_loop,
+    describe,
+    latest_resumable,
+    resume_loop,
+    start_context,
+    start_loop,
+)
 from finesse.models import PromptInput
 from finesse.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.schema import SchemaError, from_json
@@ -28,9 +41,16 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
       start a loop in this session (defaults: 8 iterations, promise RALPH_LOOP_STOP).
       It ends when Claude's reply holds <promise>TEXT</promise> outside code,
       or after N replies.
+      More: --plan tasks/todo.md (a written plan; its Verification Commands are run
+      when Claude claims completion), --verify CMD, --quiesce-after N (default 2),
+      --timeout-minutes N.
   /ralph-status    where this session's loop is
   /cancel-ralph    stop this session's loop now
-  From a terminal: ralph status | ralph cancel [--session ID | --all] | ralph doctor
+  /ralph-resume [--max-iterations N] [--timeout-minutes N]
+                   reopen this session's last loop that hit a limit, quiesced,
+                   timed out or was blocked
+  From a terminal: ralph status | ralph cancel [--session ID | --all] | ralph report
+                   | ralph resume | ralph doctor
   Emergency stop for every loop of the project: create the file .claude/ralph/STOP"""
 
 
@@ -44,6 +64,16 @@ def _start(store: LoopStore, session_id: str, command: SlashCommand) -> HookOutp
     ]
     notes.extend(f"warning: {warning}" for warning in request.warnings)
     return add_context(EVENT, start_context(state), system_message="\n".join(notes))
+
+
+def _resume(store: LoopStore, session_id: str, command: SlashCommand) -> HookOutput:
+    request = parse_resume_args(command.args)
+    with store.locked(session_id):
+        previous = latest_resumable(store, session_id)
+        state = resume_loop(store, previous, request, utcnow(), by="/ralph-resume")
+    note = (f"Ralph loop resumed at iteration {state.iteration}/{state.max_iterations} "
+            f"(it had ended: {previous.outcome}).")
+    return add_context(EVENT, start_context(state), system_message=note)
 
 
 def _cancel(store: LoopStore, session_id: str) -> HookOutput:
@@ -82,6 +112,8 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
     try:
         if command.name == "ralph-loop":
             return _start(store, data.session_id, command)
+        if command.name == "ralph-resume":
+            return _resume(store, data.session_id, command)
         expect_no_args(command)
         if command.name == "cancel-ralph":
             return _cancel(store, data.session_id)

@@ -1,24 +1,33 @@
-"""Stop hook, active-loop path: read the reply, decide, then continue or end the loop.
+"""Stop hook, active-loop path: gather what happened, decide, then continue or end the loop.
 
-The launcher `hooks/stop.py` has already checked, with the standard library alone, that
-this session has a loop; this module may import the heavier parts.
+The launcher `hooks/stop.py` has already found that this session may have a loop. Standard
+library only, like everything this imports: it runs on every stop of a looping session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from finesse import gitstate
 from finesse.engine import Observation, decide
 from finesse.errors import StateError
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, block, tell_user
+from finesse.loops import finish, record_iteration
 from finesse.models import StopInput
 from finesse.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.schema import SchemaError, from_json
+from finesse.signals import claims_completion
 from finesse.store import CorruptStateError, LoopStore, utcnow
-from finesse.transcript import last_assistant_text
+from finesse.transcript import last_assistant_text, tool_calls_since_turn_start
+from finesse.verify import CommandResult, run_command
+
+# The hook's own timeout in hooks.json is 3600 s; verification must end well before it.
+VERIFY_BUDGET_SECONDS = 3000.0
+VERIFY_COMMAND_TIMEOUT = 600.0
 
 
 def last_reply(data: StopInput) -> str | None:
@@ -30,6 +39,17 @@ def last_reply(data: StopInput) -> str | None:
     return None
 
 
+def verify_all(commands: Sequence[str], root: Path, env: Mapping[str, str]) -> list[CommandResult]:
+    """Every command, in the project root, within the hook's time budget."""
+    per_command = float(env.get("FINESSE_VERIFY_TIMEOUT") or VERIFY_COMMAND_TIMEOUT)
+    deadline = time.monotonic() + VERIFY_BUDGET_SECONDS
+    results = []
+    for command in commands:
+        remaining = max(1.0, min(per_command, deadline - time.monotonic()))
+        results.append(run_command(command, cwd=root, timeout=remaining))
+    return results
+
+
 def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
     try:
         data = from_json(StopInput, raw, strict=False)
@@ -37,23 +57,35 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
         return None
     if not is_valid_session_id(data.session_id):
         return None
-    store = LoopStore(StatePaths(find_project_root(env, data.cwd or cwd)))
+    root = find_project_root(env, data.cwd or cwd)
+    store = LoopStore(StatePaths(root))
     try:
         with store.locked(data.session_id):
             state = store.load(data.session_id)
             if state is None:
                 return None
-            observation = Observation(
-                reply=last_reply(data),
+            reply = last_reply(data)
+            cancelled = store.paths.kill_switch.exists()
+            verification = None
+            if (not cancelled and reply is not None and state.verify
+                    and claims_completion(reply, state.promise)):
+                verification = verify_all(state.verify, root, env)
+            transcript = Path(data.transcript_path) if data.transcript_path else None
+            decision = decide(state, Observation(
+                reply=reply,
                 now=utcnow(),
-                cancelled=store.paths.kill_switch.exists(),
-            )
-            decision = decide(state, observation)
+                cancelled=cancelled,
+                verification=verification,
+                tool_calls=tool_calls_since_turn_start(transcript) if transcript else None,
+                tree_fingerprint=gitstate.tree_fingerprint(root),
+            ))
             if decision.action == "continue":
-                store.save(decision.state)
+                following = record_iteration(
+                    store, decision.state, decision.state.iterations[-1], decision.notes
+                )
+                store.save(following)
                 return block(decision.reason, system_message=decision.message)
-            store.archive(decision.state)
-            return tell_user(decision.message)
+            return tell_user(finish(store, decision.state, decision.notes))
     except CorruptStateError as err:
         store.log(str(err))
         return tell_user(f"finesse: {err}")
