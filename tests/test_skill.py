@@ -32,9 +32,9 @@ PLAN_SECTIONS = (
 )
 # Slash commands the skill already documents but whose commands/*.md has not landed yet.
 # When one lands, remove it from here (test_planned_slash_commands_have_not_landed says so).
-PLANNED_SLASH_COMMANDS = frozenset({"ralph-resume"})
+PLANNED_SLASH_COMMANDS: frozenset[str] = frozenset()
 # Terminal subcommands the skill documents ahead of the `ralph` CLI.
-PLANNED_RALPH_SUBCOMMANDS = frozenset({"report", "resume"})
+PLANNED_RALPH_SUBCOMMANDS: frozenset[str] = frozenset()
 MAX_CAP = 25
 
 # "/name" or "/finesse:name"; not a path segment (tasks/todo.md, .claude/ralph/STOP) nor a
