@@ -40,8 +40,7 @@ def resume_command(state: LoopState) -> str:
 
 def banner(state: LoopState, report_path: str) -> str:
     """The short message shown to the user when the loop ends."""
-    title = TITLES.get(state.outcome or "", state.outcome or "ended")
-    lines = [f"Ralph loop {title}: {state.end_message}"]
+    lines = [state.end_message]
     command = resume_command(state)
     if command:
         lines.append(f"Resume: {command}")
