@@ -23,6 +23,7 @@ from finesse.errors import FinesseError, UsageError
 SUBCOMMANDS: dict[str, str] = {
     "budget": "finesse.cli.finesse_budget",
     "cache": "finesse.cli.finesse_cache",
+    "new": "finesse.cli.finesse_new",
     "validate": "finesse.cli.finesse_validate",
 }
 
