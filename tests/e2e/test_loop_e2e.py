@@ -47,7 +47,7 @@ def test_promise_on_third_reply_ends_after_exactly_three_calls(
     with FakeModel(script) as model:
         run = run_claude(
             '/ralph-loop "Make the failing test pass" --max-iterations 8 '
-            "--completion-promise DONE",
+            "--completion-promise DONE --quiesce-after 5",
             cwd=project, model=model,
         )
     _ok(run)
@@ -55,6 +55,8 @@ def test_promise_on_third_reply_ends_after_exactly_three_calls(
     assert "Make the failing test pass" in model.all_text(0)
     header = "Ralph iteration {}/8: output <promise>DONE</promise> only when it is completely true"
     assert header.format(1) in model.all_text(0)
+    # Talk-only replies would quiesce after 2 iterations by default; --quiesce-after 5 keeps
+    # this test about the promise.
     assert header.format(2) + "\n\nMake the failing test pass" in model.last_user_text(1)
     assert header.format(3) + "\n\nMake the failing test pass" in model.last_user_text(2)
     loop = _only_ended_loop(project)
@@ -67,7 +69,8 @@ def test_promise_on_third_reply_ends_after_exactly_three_calls(
 
 def test_cap_of_two_ends_after_exactly_two_calls(run_claude: ClaudeRunner, project: Path) -> None:
     with FakeModel([[text("one")], [text("two")], [text("three")]]) as model:
-        run = run_claude('/ralph-loop "Keep going" --max-iterations=2', cwd=project, model=model)
+        run = run_claude('/ralph-loop "Keep going" --max-iterations=2 --quiesce-after 5',
+                         cwd=project, model=model)
     _ok(run)
     assert model.call_count == 2, run.describe()
     loop = _only_ended_loop(project)
@@ -85,7 +88,7 @@ def test_bare_word_and_promise_in_code_do_not_end_the_loop(
     ]
     with FakeModel(script) as model:
         run = run_claude(
-            '/ralph-loop "Work" --max-iterations 3 --completion-promise DONE',
+            '/ralph-loop "Work" --max-iterations 3 --completion-promise DONE --quiesce-after 5',
             cwd=project, model=model,
         )
     _ok(run)
@@ -124,7 +127,11 @@ def test_zero_iterations_is_refused_without_a_model_call(
     with FakeModel([[text("should never be asked")]]) as model:
         run = run_claude('/ralph-loop "Work" --max-iterations 0', cwd=project, model=model)
     assert model.call_count == 0, run.describe()
-    assert "--max-iterations must be from 1 to 1000, not 0" in run.stdout + run.stderr
+    assert run.text == (
+        "UserPromptSubmit operation blocked by hook:\nfinesse: --max-iterations must be from 1 "
+        "to 1000, not 0: a loop always has a cap; for example --max-iterations 8\n\n"
+        'Original prompt: /ralph-loop "Work" --max-iterations 0'
+    )
     assert not (project / ".claude" / "ralph" / "loops").exists() or _active_loops(project) == []
 
 
@@ -177,7 +184,8 @@ def test_cancel_mid_loop_ends_it_without_a_model_call(
 ) -> None:
     with FakeModel([[text("working")], [text("still working")]]) as model:
         first = run_claude(
-            '/ralph-loop "Long task" --max-iterations 6', cwd=project, model=model,
+            '/ralph-loop "Long task" --max-iterations 6 --quiesce-after 5', cwd=project,
+            model=model,
             extra_args=["--max-turns", "2"],
         )
         assert model.call_count == 2, first.describe()
@@ -186,11 +194,17 @@ def test_cancel_mid_loop_ends_it_without_a_model_call(
         status = run_claude("/ralph-status", cwd=project, model=model, resume=first.session_id)
         cancel = run_claude("/cancel-ralph", cwd=project, model=model, resume=first.session_id)
         assert model.call_count == 2, cancel.describe()
-    assert "iteration 3/6" in status.stdout + status.stderr, status.describe()
-    assert "Ralph loop cancelled by /cancel-ralph at iteration 3/6" in (
-        cancel.stdout + cancel.stderr
-    ), cancel.describe()
+    blocked = "UserPromptSubmit operation blocked by hook:\n"
+    assert status.text is not None and status.text.startswith(
+        f"{blocked}Ralph loop {active['loop_id']}: iteration 3/6, promise "
+        "<promise>RALPH_LOOP_STOP</promise>, running 0 min"
+    ), status.describe()
+    assert "\ntask: Long task\n" in status.text
     loop = _only_ended_loop(project)
+    assert cancel.text == (
+        f"{blocked}finesse: Ralph loop cancelled by /cancel-ralph at iteration 3/6. Its record "
+        f"is in {project / '.claude' / 'ralph' / 'history'}.\n\nOriginal prompt: /cancel-ralph"
+    ), cancel.describe()
     assert (loop["outcome"], loop["session_id"]) == ("cancelled", first.session_id)
 
 
