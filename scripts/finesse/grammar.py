@@ -22,7 +22,9 @@ HARD_MAX_ITERATIONS = 1000
 MAX_TEXT_FILE_BYTES = 1024 * 1024
 
 # The commands the UserPromptSubmit hook answers itself, by bare name.
-COMMANDS = ("ralph-loop", "cancel-ralph", "ralph-status", "ralph-help", "ralph-resume")
+COMMANDS = (
+    "ralph-loop", "cancel-ralph", "ralph-status", "ralph-help", "ralph-resume", "finesse-execute"
+)
 _COMMAND_LINE = re.compile(r"\A\s*/(?:finesse:)?([a-z][a-z-]*)(?=\s|\Z)(.*)\Z", re.DOTALL)
 _DECIMAL = re.compile(r"[0-9]+")
 # Only a word shaped like an option is one: a quoted "--not a flag" stays a prompt word.
@@ -34,6 +36,10 @@ LOOP_USAGE = (
     "[--quiesce-after N] [--timeout-minutes N]"
 )
 RESUME_USAGE = "/ralph-resume [--max-iterations N] [--timeout-minutes N]"
+EXECUTE_USAGE = (
+    "/finesse:finesse-execute --prompt-file finesse-plans/NAME.md --completion-promise-file "
+    "finesse-plans/NAME-promise.txt --max-iterations N [--force]"
+)
 DEFAULT_QUIESCE_AFTER = 2
 MAX_TIMEOUT_MINUTES = 7 * 24 * 60
 
@@ -57,6 +63,7 @@ class StartRequest:
     plan_file: str | None = None
     quiesce_after: int = DEFAULT_QUIESCE_AFTER
     timeout_minutes: int | None = None
+    force: bool = False
 
     @property
     def warnings(self) -> list[str]:
@@ -158,9 +165,11 @@ _RESUME_FLAGS = ("--max-iterations", "--timeout-minutes")
 
 
 def _take_flags(
-    words: list[str], allowed: tuple[str, ...] = _VALUE_FLAGS, usage: str = LOOP_USAGE
+    words: list[str], allowed: tuple[str, ...] = _VALUE_FLAGS, usage: str = LOOP_USAGE,
+    switches: tuple[str, ...] = (),
 ) -> tuple[list[str], dict[str, list[str]]]:
-    """Prompt words and flag values, in the order given; `--` ends the flags."""
+    """Prompt words and flag values, in the order given; `--` ends the flags. A switch (a
+    flag without a value) is recorded with the value "yes"."""
     prompt_words: list[str] = []
     values: dict[str, list[str]] = {}
     index = 0
@@ -175,6 +184,9 @@ def _take_flags(
             only_words = True
             continue
         flag, equals, inline = word.partition("=")
+        if flag in switches and not equals:
+            values.setdefault(flag, []).append("yes")
+            continue
         if flag not in allowed:
             raise UsageError(f"unknown option {flag}: type {usage}")
         if equals:
@@ -197,10 +209,20 @@ def _single(values: dict[str, list[str]], flag: str) -> str | None:
     return given[0]
 
 
-def parse_loop_args(args: str, root: Path) -> StartRequest:
-    """Parse `/ralph-loop` arguments; files are read relative to the project root."""
-    prompt_words, values = _take_flags(split_words(args))
-    request = StartRequest(prompt="")
+def parse_loop_args(args: str, root: Path, *, command: str = "ralph-loop") -> StartRequest:
+    """Parse `/ralph-loop` arguments; files are read relative to the project root.
+
+    `/finesse-execute` takes the same grammar plus `--force`, and needs a prompt file: it runs
+    a plan written with the Finesse tools.
+    """
+    executing = command == "finesse-execute"
+    usage = EXECUTE_USAGE if executing else LOOP_USAGE
+    prompt_words, values = _take_flags(
+        split_words(args), usage=usage, switches=("--force",) if executing else ()
+    )
+    request = StartRequest(prompt="", force=bool(values.pop("--force", [])))
+    if executing and ("--prompt-file" not in values or prompt_words):
+        raise UsageError(f"/finesse-execute runs a prompt file: type {usage}")
 
     max_iterations = _single(values, "--max-iterations")
     if max_iterations is not None:
@@ -285,6 +307,7 @@ def parse_count(value: str, flag: str, ceiling: int) -> int:
 class ResumeRequest:
     max_iterations: int | None = None
     timeout_minutes: int | None = None
+    force: bool = False
 
 
 def parse_resume_args(args: str) -> ResumeRequest:

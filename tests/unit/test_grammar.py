@@ -337,6 +337,10 @@ def test_empty_prompt_refused(args: str) -> None:
         ("/finesse:cancel-ralph", SlashCommand("cancel-ralph", "")),
         ("/ralph-status", SlashCommand("ralph-status", "")),
         ("/ralph-help extra", SlashCommand("ralph-help", "extra")),
+        ("/ralph-resume --max-iterations 9",
+         SlashCommand("ralph-resume", "--max-iterations 9")),
+        ("/finesse:finesse-execute --prompt-file x",
+         SlashCommand("finesse-execute", "--prompt-file x")),
     ],
 )
 def test_match_command_ours(prompt: str, command: SlashCommand) -> None:
@@ -353,7 +357,7 @@ def test_match_command_ours(prompt: str, command: SlashCommand) -> None:
         "/other:ralph-loop go",
         "/finesse:ralph-loopy",
         "/help",
-        "/finesse-execute --prompt-file x",
+        "/finesse-executes --prompt-file x",
         "ralph-loop go",
         "please /ralph-loop go",
         "Fix the tests",
