@@ -149,7 +149,8 @@ def test_a_promise_file_that_differs_fails_attribute_2(
      "finesse validate: prompt file {tmp}/nope.md: no such file; give the path of an "
      "existing file"),
     (["validate", "{tmp}"],
-     "finesse validate: prompt file {tmp}: that is a directory; give a file"),
+     "finesse validate: {tmp}: no execution-graph.md and no wave-N/ folders; give a prompt "
+     "file or a multi-workflow plan folder"),
     (["validate", "{tmp}/prompt.md", "--promise-file", "{tmp}/nope.txt"],
      "finesse validate: --promise-file {tmp}/nope.txt: no such file; give the path of an "
      "existing file"),

@@ -1,12 +1,15 @@
 """`finesse validate PROMPT_PATH`: does a loop prompt carry the ten attributes a loop needs?
 
 Prints one line per attribute (PASS/FAIL, the line that shows it, how to fix it), or with
---json one object. Exits 0 when every attribute passes and 1 when any fails.
+--json one object. Exits 0 when every attribute passes and 1 when any fails. A directory is
+taken for a multi-workflow plan folder: every sub-workflow and the execution graph are checked
+(finesse.planning.workflows).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,8 +17,10 @@ from typing import Any
 
 import click
 
+from finesse.errors import UsageError
 from finesse.grammar import check_promise
 from finesse.planning.validate import ValidationReport, read_text, validate_prompt
+from finesse.planning.workflows import folder_summary, validate_workflow_folder
 
 _EVIDENCE_WIDTH = 72
 
@@ -27,7 +32,14 @@ _EVIDENCE_WIDTH = 72
                    "--completion-promise-file); the prompt must promise the same text.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 def command(prompt_path: str, promise_file: str | None, as_json: bool) -> None:
-    """Check a Ralph loop prompt for the ten attributes every loop prompt needs."""
+    """Check a Ralph loop prompt for the ten attributes every loop prompt needs.
+
+    Given a multi-workflow plan folder, check every sub-workflow prompt and the
+    execution graph.
+    """
+    if os.path.isdir(prompt_path):
+        _validate_folder(prompt_path, promise_file, as_json)
+        return
     promise = None
     if promise_file is not None:
         promise = check_promise(read_text(Path(promise_file), "--promise-file"),
@@ -37,6 +49,25 @@ def command(prompt_path: str, promise_file: str | None, as_json: bool) -> None:
         click.echo(json.dumps(report_json(prompt_path, report), indent=2, ensure_ascii=False))
     else:
         click.echo(report_table(prompt_path, report))
+    if not report.passed:
+        raise click.exceptions.Exit(1)
+
+
+def _validate_folder(path: str, promise_file: str | None, as_json: bool) -> None:
+    if promise_file is not None:
+        raise UsageError("--promise-file is for one prompt; each sub-workflow of a plan "
+                         "folder has its own promise file")
+    report = validate_workflow_folder(path)
+    if as_json:
+        click.echo(json.dumps({
+            "path": path,
+            "passed": report.passed,
+            "workflows": [report_json(os.path.join(path, result.prompt), result.report)
+                          for result in report.workflows],
+            "errors": report.errors,
+        }, indent=2, ensure_ascii=False))
+    else:
+        click.echo(folder_summary(report))
     if not report.passed:
         raise click.exceptions.Exit(1)
 
