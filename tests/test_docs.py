@@ -22,7 +22,8 @@ def _frontmatter_name(path: Path) -> str:
 
 def test_every_command_file_is_documented_and_every_documented_command_exists() -> None:
     files = {_frontmatter_name(path) for path in (ROOT / "commands").glob("*.md")}
-    documented = set(re.findall(r"(?<![\w:])/((?:ralph|cancel)-[a-z-]+)", README))
+    documented = set(re.findall(
+        r"(?<![\w.-])/(?:finesse:)?((?:ralph|cancel)-[a-z-]+|finesse(?:-[a-z]+)?)\b", README))
     assert documented == files
     assert set(COMMANDS) <= files  # the hook answers only commands that have a file
 

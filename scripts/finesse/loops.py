@@ -23,7 +23,8 @@ def new_loop_id(session_id: str, now: datetime) -> str:
 
 
 def start_loop(
-    store: LoopStore, session_id: str, request: StartRequest, now: datetime
+    store: LoopStore, session_id: str, request: StartRequest, now: datetime,
+    forced_past: Sequence[str] = (),
 ) -> LoopState:
     """Create this session's loop; the caller holds the session lock."""
     if store.paths.kill_switch.exists():
@@ -57,6 +58,7 @@ def start_loop(
                      if request.timeout_minutes else None),
         baseline_commit=gitstate.head(store.paths.root),
         tree_fingerprint=gitstate.tree_fingerprint(store.paths.root),
+        forced_past=list(forced_past),
     )
     store.save(state)
     return state

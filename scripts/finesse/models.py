@@ -118,6 +118,7 @@ class LoopState:
     blocker: str = ""
     resumes: list[ResumeRecord] = field(default_factory=list)
     report_path: str = ""
+    forced_past: list[str] = field(default_factory=list)  # checks /finesse-execute --force skipped
 
     def __post_init__(self) -> None:
         _at_least_one(self, "max_iterations", "iteration", "quiesce_after")

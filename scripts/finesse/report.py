@@ -87,6 +87,9 @@ def render_report(state: LoopState, files_changed: list[str]) -> str:
         lines.append(f"- Plan: `{state.plan_file}`")
     if state.resumes:
         lines.append(f"- Resumed {len(state.resumes)} time(s)")
+    if state.forced_past:
+        lines.append("- Started with --force past failing prompt checks: "
+                     + ", ".join(state.forced_past))
     command = resume_command(state)
     if command:
         lines.append(f"- Resume with: `{command}`")

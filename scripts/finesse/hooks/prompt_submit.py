@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import BinaryIO, TextIO
 
-from finesse.errors import FinesseError
+from finesse.errors import FinesseError, UsageError
 from finesse.grammar import (
     SlashCommand,
+    StartRequest,
     expect_no_args,
     match_command,
     parse_loop_args,
@@ -54,15 +55,35 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
   Emergency stop for every loop of the project: create the file .claude/ralph/STOP"""
 
 
+def _checked_prompt(request: StartRequest) -> list[str]:
+    """`/finesse-execute` runs only prompts that pass the loop-prompt check, unless --force;
+    returns the failing attribute keys that --force let through."""
+    from finesse.planning.validate import validate_prompt
+
+    checked = validate_prompt(request.prompt, promise=request.promise)
+    failing = [attribute.key for attribute in checked.attributes if not attribute.passed]
+    if failing and not request.force:
+        raise UsageError(
+            f"{request.prompt_file} fails the loop-prompt check ({', '.join(failing)}): fix it "
+            f"(`finesse validate {request.prompt_file}` says how) or add --force"
+        )
+    return failing
+
+
 def _start(store: LoopStore, session_id: str, command: SlashCommand) -> HookOutput:
-    request = parse_loop_args(command.args, store.paths.root)
+    request = parse_loop_args(command.args, store.paths.root, command=command.name)
+    forced: list[str] = []
+    if command.name == "finesse-execute":
+        forced = _checked_prompt(request)
     with store.locked(session_id):
-        state = start_loop(store, session_id, request, utcnow())
+        state = start_loop(store, session_id, request, utcnow(), forced_past=forced)
     notes = [
         f"Ralph loop started: up to {state.max_iterations} iterations, ends on "
         f"<promise>{state.promise}</promise>. /ralph-status to watch, /cancel-ralph to stop."
     ]
     notes.extend(f"warning: {warning}" for warning in request.warnings)
+    if forced:
+        notes.append(f"warning: started with --force past failing checks: {', '.join(forced)}")
     return add_context(EVENT, start_context(state), system_message="\n".join(notes))
 
 
@@ -110,7 +131,7 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
         return block(f"finesse: this session id cannot hold a loop: {data.session_id!r}")
     store = LoopStore(StatePaths(find_project_root(env, data.cwd or cwd)))
     try:
-        if command.name == "ralph-loop":
+        if command.name in ("ralph-loop", "finesse-execute"):
             return _start(store, data.session_id, command)
         if command.name == "ralph-resume":
             return _resume(store, data.session_id, command)
