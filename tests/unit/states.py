@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,3 +83,9 @@ def lock_is_free(path: Path) -> bool:
             return False
         fcntl.flock(handle, fcntl.LOCK_UN)
         return True
+
+
+def git(root: Path, *args: str) -> str:
+    """Run git in the project as a user would; its stdout, stripped."""
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout.strip()

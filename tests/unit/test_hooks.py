@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from finesse import gitstate
 from finesse.hooks import prompt_submit, stop
 from finesse.hooks.boundary import run_hook
 from finesse.models import LoopState
-from finesse.schema import to_dict
 from finesse.store import LoopStore
-from tests.unit.states import OTHER_SESSION, SESSION, files_under, hold_lock, store_for
+from tests.unit.states import OTHER_SESSION, SESSION, files_under, git, hold_lock, store_for
 
 TRANSCRIPT = "/nonexistent/transcript.jsonl"
 START_TEXT = (
@@ -24,6 +24,31 @@ START_TEXT = (
     "again each time you stop, until you output the completion promise or the iteration cap is "
     "reached.\n\n"
 )
+# The protocol notes of a loop without a plan or verification commands.
+NOTES = (
+    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
+    "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
+    "`Next: ...`."
+)
+USAGE = (
+    '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
+    "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
+    "[--quiesce-after N] [--timeout-minutes N]"
+)
+
+
+def continues(number: int, cap: int, promise: str, task: str) -> dict[str, str]:
+    """The Stop hook's output when the loop goes on to iteration `number`."""
+    return {
+        "decision": "block",
+        "reason": f"Ralph iteration {number}/{cap}: output <promise>{promise}</promise> only "
+                  f"when it is completely true\n\n{task}\n\n---\n\n{NOTES}",
+        "systemMessage": f"Ralph iteration {number}/{cap}",
+    }
+
+
+def report_line(state: LoopState) -> str:
+    return f"Report: .claude/ralph/reports/{state.loop_id}.md"
 
 
 def prompt_input(prompt: str, session_id: str = SESSION, cwd: str = "/somewhere") -> bytes:
@@ -105,7 +130,9 @@ def test_start_writes_state_and_adds_context(git_repo: Path, store: LoopStore) -
                 START_TEXT
                 + "Ralph iteration 1/3: output <promise>ALL DONE</promise> only when it is "
                 "completely true\n\n"
-                f"The task, verbatim:\n<ralph-task>\n{prompt}\n</ralph-task>"
+                f"The task, verbatim:\n<ralph-task>\n{prompt}\n</ralph-task>\n\n"
+                "When you claim completion, the plugin runs `pytest -q` itself and rejects the "
+                f"claim if any fails.\n{NOTES}"
             ),
         },
         "systemMessage": (
@@ -115,24 +142,22 @@ def test_start_writes_state_and_adds_context(git_repo: Path, store: LoopStore) -
     }
     assert re.fullmatch(rf"\d{{8}}T\d{{6}}Z-{SESSION[:8]}-[0-9a-f]{{6}}", state.loop_id)
     assert state.started_at == state.updated_at == state.iteration_started_at
-    assert {key: value for key, value in to_dict(state).items()
-            if key not in {"loop_id", "started_at", "updated_at", "iteration_started_at"}} == {
-        "version": 1,
-        "session_id": SESSION,
-        "project_root": str(git_repo),
-        "prompt": prompt,
-        "promise": "ALL DONE",
-        "max_iterations": 3,
-        "iteration": 1,
-        "verify": ["pytest -q"],
-        "prompt_file": None,
-        "promise_file": None,
-        "last_reply_excerpt": "",
-        "iterations": [],
-        "outcome": None,
-        "ended_at": None,
-        "end_message": "",
-    }
+    assert state == LoopState(
+        loop_id=state.loop_id,
+        session_id=SESSION,
+        project_root=str(git_repo),
+        prompt=prompt,
+        promise="ALL DONE",
+        max_iterations=3,
+        started_at=state.started_at,
+        updated_at=state.started_at,
+        iteration_started_at=state.started_at,
+        verify=["pytest -q"],
+        quiesce_after=2,
+        baseline_commit=git(git_repo, "rev-parse", "HEAD"),
+        tree_fingerprint=gitstate.tree_fingerprint(git_repo),
+    )
+    assert state.tree_fingerprint is not None
     assert not (git_repo / "X").exists()
     assert files_under(store.paths.loops) == [f"{SESSION}.json"]
 
@@ -170,14 +195,8 @@ def test_start_warns_above_25(git_repo: Path) -> None:
         ("/ralph-loop 'unclosed",
          "finesse: could not read the arguments (No closing quotation): close the quote, or put "
          "the prompt in a file and pass --prompt-file PATH"),
-        ("/ralph-loop",
-         'finesse: the prompt is empty: type /ralph-loop "PROMPT" [--max-iterations N] '
-         "[--completion-promise TEXT] [--prompt-file PATH] [--completion-promise-file PATH] "
-         "[--verify CMD]"),
-        ("/ralph-loop go --frobnicate",
-         'finesse: unknown option --frobnicate: type /ralph-loop "PROMPT" [--max-iterations N] '
-         "[--completion-promise TEXT] [--prompt-file PATH] [--completion-promise-file PATH] "
-         "[--verify CMD]"),
+        ("/ralph-loop", f"finesse: the prompt is empty: type {USAGE}"),
+        ("/ralph-loop go --frobnicate", f"finesse: unknown option --frobnicate: type {USAGE}"),
         ("/ralph-loop --prompt-file missing.md",
          "finesse: --prompt-file missing.md: no such file under {root}; give a path relative "
          "to the project root"),
@@ -319,7 +338,7 @@ def test_prompt_submit_main(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> 
             "additionalContext": (
                 START_TEXT + "Ralph iteration 1/8: output <promise>RALPH_LOOP_STOP</promise> "
                 "only when it is completely true\n\n"
-                "The task, verbatim:\n<ralph-task>\ngo\n</ralph-task>"
+                f"The task, verbatim:\n<ralph-task>\ngo\n</ralph-task>\n\n{NOTES}"
             ),
         },
         "systemMessage": (
@@ -345,12 +364,7 @@ def test_prompt_submit_main_prints_nothing_for_other_prompts(
 def test_stop_continues_with_the_same_prompt(git_repo: Path) -> None:
     submit(git_repo, "/ralph-loop 'Fix it' --completion-promise DONE --max-iterations 5")
     output = stop_hook(git_repo, stop_input("Working on it."))
-    assert output == {
-        "decision": "block",
-        "reason": "Ralph iteration 2/5: output <promise>DONE</promise> only when it is "
-                  "completely true\n\nFix it",
-        "systemMessage": "Ralph iteration 2/5",
-    }
+    assert output == continues(2, 5, "DONE", "Fix it")
     state = active(git_repo)
     assert (state.iteration, state.last_reply_excerpt, [r.result for r in state.iterations]) == (
         2, "Working on it.", ["continue"]
@@ -361,11 +375,13 @@ def test_stop_ends_on_the_promise(git_repo: Path, store: LoopStore) -> None:
     submit(git_repo, "/ralph-loop 'Fix it' --completion-promise DONE")
     stop_hook(git_repo, stop_input("Not yet."))
     output = stop_hook(git_repo, stop_input("All green.\n\n<promise>DONE</promise>"))
-    assert output == {
-        "systemMessage": "Ralph loop done: <promise>DONE</promise> seen at iteration 2/8."
-    }
     assert files_under(store.paths.loops) == []
     [ended] = archived(git_repo)
+    assert output == {
+        "systemMessage": "Ralph loop done: <promise>DONE</promise> seen at iteration 2/8.\n"
+                         + report_line(ended)
+    }
+    assert files_under(store.paths.reports) == [f"{ended.loop_id}.md"]
     assert (ended.outcome, ended.iteration, [r.result for r in ended.iterations]) == (
         "success", 2, ["continue", "success"]
     )
@@ -373,14 +389,36 @@ def test_stop_ends_on_the_promise(git_repo: Path, store: LoopStore) -> None:
 
 
 def test_stop_ends_at_the_cap(git_repo: Path, store: LoopStore) -> None:
-    submit(git_repo, "/ralph-loop go --max-iterations 2 --completion-promise DONE")
-    assert stop_hook(git_repo, stop_input("one"))["decision"] == "block"  # type: ignore[index]
-    assert stop_hook(git_repo, stop_input("two")) == {
-        "systemMessage": "Ralph loop stopped: 2 iterations made without <promise>DONE</promise>. "
-                         "To go on, start it again with a higher --max-iterations."
-    }
+    # Talk-only iterations: quiescence is pushed past the cap so the cap is what ends it.
+    submit(git_repo, "/ralph-loop go --max-iterations 2 --completion-promise DONE "
+                     "--quiesce-after 8")
+    assert stop_hook(git_repo, stop_input("one")) == continues(2, 2, "DONE", "go")
+    output = stop_hook(git_repo, stop_input("two"))
     assert files_under(store.paths.loops) == []
-    assert [loop.outcome for loop in archived(git_repo)] == ["limit"]
+    [ended] = archived(git_repo)
+    assert output == {
+        "systemMessage": "Ralph loop stopped: 2 iterations made without <promise>DONE</promise>."
+                         "\nResume: /ralph-resume --max-iterations 4\n" + report_line(ended)
+    }
+    assert (ended.outcome, [r.result for r in ended.iterations]) == (
+        "limit", ["continue", "limit"]
+    )
+
+
+def test_talk_only_stops_quiesce_before_the_cap(git_repo: Path, store: LoopStore) -> None:
+    submit(git_repo, "/ralph-loop go --completion-promise DONE")
+    assert stop_hook(git_repo, stop_input("Thinking about it.")) == continues(2, 8, "DONE", "go")
+    output = stop_hook(git_repo, stop_input("Still thinking."))
+    [ended] = archived(git_repo)
+    assert output == {
+        "systemMessage": "Ralph loop quiesced at iteration 2/8: 2 iterations in a row with no "
+                         "tool call and no change to the project.\nResume: /ralph-resume\n"
+                         + report_line(ended)
+    }
+    assert (ended.outcome, ended.idle_iterations, [r.result for r in ended.iterations]) == (
+        "quiesced", 2, ["continue", "quiesced"]
+    )
+    assert files_under(store.paths.loops) == []
 
 
 def test_stop_of_a_session_without_a_loop(git_repo: Path, store: LoopStore) -> None:
@@ -405,21 +443,13 @@ def test_two_sessions_leave_each_other_alone(git_repo: Path, store: LoopStore) -
 def test_cwd_in_a_subdirectory_changes_nothing(git_repo: Path, store: LoopStore) -> None:
     sub = git_repo / "src" / "pkg"
     sub.mkdir(parents=True)
-    submit(git_repo, "/ralph-loop go --completion-promise DONE")
+    submit(git_repo, "/ralph-loop go --completion-promise DONE --quiesce-after 8")
     raw = stop_input("working", cwd=str(sub))
-    assert stop.handle(raw, env_for(git_repo), str(sub)) == {
-        "decision": "block",
-        "reason": "Ralph iteration 2/8: output <promise>DONE</promise> only when it is "
-                  "completely true\n\ngo",
-        "systemMessage": "Ralph iteration 2/8",
-    }
+    assert stop.handle(raw, env_for(git_repo), str(sub)) == continues(2, 8, "DONE", "go")
     # Without CLAUDE_PROJECT_DIR the git top level of the cwd is the root.
-    assert stop.handle(stop_input("still", cwd=str(sub)), {}, str(sub)) == {
-        "decision": "block",
-        "reason": "Ralph iteration 3/8: output <promise>DONE</promise> only when it is "
-                  "completely true\n\ngo",
-        "systemMessage": "Ralph iteration 3/8",
-    }
+    assert stop.handle(stop_input("still", cwd=str(sub)), {}, str(sub)) == continues(
+        3, 8, "DONE", "go"
+    )
     assert not (sub / ".claude").exists()
     assert files_under(store.paths.loops) == [f"{SESSION}.json"]
     assert active(git_repo).iteration == 3
@@ -446,11 +476,13 @@ def test_corrupt_state_is_reported_and_moved_aside(git_repo: Path, store: LoopSt
 def test_kill_switch_cancels(git_repo: Path, store: LoopStore) -> None:
     submit(git_repo, "/ralph-loop go --completion-promise DONE")
     store.paths.kill_switch.touch()
-    assert stop_hook(git_repo, stop_input("<promise>DONE</promise>")) == {
-        "systemMessage": "Ralph loop cancelled at iteration 1/8."
-    }
+    output = stop_hook(git_repo, stop_input("<promise>DONE</promise>"))
     assert files_under(store.paths.loops) == []
-    assert [loop.outcome for loop in archived(git_repo)] == ["cancelled"]
+    [ended] = archived(git_repo)
+    assert output == {
+        "systemMessage": "Ralph loop cancelled at iteration 1/8.\n" + report_line(ended)
+    }
+    assert (ended.outcome, [r.result for r in ended.iterations]) == ("cancelled", ["cancelled"])
 
 
 def _transcript(path: Path, reply: str) -> Path:
@@ -470,11 +502,10 @@ def test_transcript_is_the_fallback(git_repo: Path, tmp_path: Path, store: LoopS
     submit(git_repo, "/ralph-loop go --completion-promise DONE")
     transcript = _transcript(tmp_path / "t.jsonl", "Finished. <promise>DONE</promise>")
     output = stop_hook(git_repo, stop_input(None, transcript=str(transcript)))
+    [ended] = archived(git_repo)
     assert output == {"systemMessage": "Ralph loop done: <promise>DONE</promise> seen at "
-                                       "iteration 1/8."}
-    assert [loop.last_reply_excerpt for loop in archived(git_repo)] == [
-        "Finished. <promise>DONE</promise>"
-    ]
+                                       "iteration 1/8.\n" + report_line(ended)}
+    assert ended.last_reply_excerpt == "Finished. <promise>DONE</promise>"
 
 
 def test_last_assistant_message_beats_the_transcript(git_repo: Path, tmp_path: Path) -> None:
@@ -488,12 +519,7 @@ def test_last_assistant_message_beats_the_transcript(git_repo: Path, tmp_path: P
 def test_no_reply_at_all_continues(git_repo: Path) -> None:
     submit(git_repo, "/ralph-loop go --completion-promise DONE")
     output = stop_hook(git_repo, stop_input(None, transcript="/nonexistent/t.jsonl"))
-    assert output == {
-        "decision": "block",
-        "reason": "Ralph iteration 2/8: output <promise>DONE</promise> only when it is "
-                  "completely true\n\ngo",
-        "systemMessage": "Ralph iteration 2/8",
-    }
+    assert output == continues(2, 8, "DONE", "go")
 
 
 @pytest.mark.parametrize(
@@ -532,12 +558,7 @@ def test_stop_main(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = io.StringIO()
     assert stop.main(stdin=io.BytesIO(stop_input("working")), stdout=out) == 0
     assert out.getvalue().count("\n") == 1
-    assert json.loads(out.getvalue()) == {
-        "decision": "block",
-        "reason": "Ralph iteration 2/8: output <promise>DONE</promise> only when it is "
-                  "completely true\n\ngo",
-        "systemMessage": "Ralph iteration 2/8",
-    }
+    assert json.loads(out.getvalue()) == continues(2, 8, "DONE", "go")
     out = io.StringIO()
     assert stop.main(stdin=io.BytesIO(stop_input("x", OTHER_SESSION)), stdout=out) == 0
     assert out.getvalue() == ""
