@@ -8,6 +8,12 @@ from pathlib import Path
 from tests.unit.launch import PROMPT_SUBMIT, STOP, hook_env, run_launcher
 from tests.unit.states import OTHER_SESSION, SESSION, files_under, store_for
 
+NOTES = (
+    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
+    "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
+    "`Next: ...`."
+)
+
 
 def stop_json(reply: str, session_id: str = SESSION, cwd: Path | None = None) -> bytes:
     return json.dumps({
@@ -34,7 +40,7 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
     started = run_launcher(
         PROMPT_SUBMIT,
         prompt_json("/ralph-loop \"Fix it's tests; $(touch PWNED)\" --max-iterations 5 "
-                    "--completion-promise 'ALL DONE'"),
+                    "--completion-promise 'ALL DONE' --quiesce-after 3"),
         env, sub,
     )
     assert (started.code, started.stderr) == (0, "")
@@ -48,6 +54,7 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
                 "Ralph iteration 1/5: output <promise>ALL DONE</promise> only when it is "
                 "completely true\n\n"
                 "The task, verbatim:\n<ralph-task>\nFix it's tests; $(touch PWNED)\n</ralph-task>"
+                f"\n\n{NOTES}"
             ),
         },
         "systemMessage": "Ralph loop started: up to 5 iterations, ends on "
@@ -62,18 +69,20 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
         assert result.output() == {
             "decision": "block",
             "reason": f"Ralph iteration {number}/5: output <promise>ALL DONE</promise> only "
-                      "when it is completely true\n\nFix it's tests; $(touch PWNED)",
+                      "when it is completely true\n\nFix it's tests; $(touch PWNED)"
+                      f"\n\n---\n\n{NOTES}",
             "systemMessage": f"Ralph iteration {number}/5",
         }
 
     done = run_launcher(STOP, stop_json("Both pass.\n<promise>ALL  DONE</promise>", cwd=sub),
                         env, sub)
     assert (done.code, done.stderr) == (0, "")
-    assert done.output() == {
-        "systemMessage": "Ralph loop done: <promise>ALL DONE</promise> seen at iteration 3/5."
-    }
     assert files_under(store.paths.loops) == []
     [ended] = store.history()
+    assert done.output() == {
+        "systemMessage": "Ralph loop done: <promise>ALL DONE</promise> seen at iteration 3/5.\n"
+                         f"Report: .claude/ralph/reports/{ended.loop_id}.md"
+    }
     assert (ended.outcome, ended.iteration, [r.result for r in ended.iterations]) == (
         "success", 3, ["continue", "continue", "success"]
     )
@@ -131,7 +140,7 @@ def test_stop_finds_the_root_from_cwd_without_project_dir(git_repo: Path) -> Non
     assert result.output() == {
         "decision": "block",
         "reason": "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it "
-                  "is completely true\n\ngo",
+                  f"is completely true\n\ngo\n\n---\n\n{NOTES}",
         "systemMessage": "Ralph iteration 2/8",
     }
 
@@ -148,7 +157,7 @@ def test_stop_path_needs_no_plugin_environment(git_repo: Path, tmp_path: Path) -
     assert result.output() == {
         "decision": "block",
         "reason": "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it "
-                  "is completely true\n\ngo",
+                  f"is completely true\n\ngo\n\n---\n\n{NOTES}",
         "systemMessage": "Ralph iteration 2/8",
     }
     assert not (tmp_path / "empty-plugin-data").exists()
