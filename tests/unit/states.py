@@ -14,6 +14,7 @@ from typing import Any
 from finesse.models import LoopState, replace
 from finesse.paths import StatePaths
 from finesse.store import LoopStore
+from finesse.verify import CommandResult, fingerprint
 
 SESSION = "0b7c5c3e-1f2a-4d3b-8c4d-5e6f7a8b9c0d"
 OTHER_SESSION = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
@@ -35,6 +36,16 @@ def make_state(root: Path, session_id: str = SESSION, **overrides: Any) -> LoopS
     }
     fields.update(overrides)
     return LoopState(**fields)
+
+
+def command_result(command: str, exit_code: int | None = 0, output: str = "",
+                   *, timed_out: bool = False, seconds: float = 0.5) -> CommandResult:
+    """A verification command's result as verify.run_command would report it."""
+    return CommandResult(
+        command=command, exit_code=exit_code, timed_out=timed_out, duration_seconds=seconds,
+        output_tail=output, output_bytes=len(output.encode()),
+        fingerprint=fingerprint(exit_code, timed_out, output),
+    )
 
 
 def store_for(root: Path) -> LoopStore:

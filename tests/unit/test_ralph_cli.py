@@ -1,4 +1,5 @@
-"""`ralph status | cancel | start` through main(argv): exit codes, stdout and stderr whole."""
+"""`ralph status | cancel | start | report | resume` through main(argv): exit codes, stdout
+and stderr whole."""
 
 from __future__ import annotations
 
@@ -8,14 +9,26 @@ from pathlib import Path
 import pytest
 
 import finesse.cli.ralph
+from finesse import gitstate
 from finesse.cli.ralph import main
-from finesse.models import IterationRecord, replace
+from finesse.models import IterationRecord, ResumeRecord, replace
+from finesse.schema import to_dict
 from finesse.store import LoopStore
-from tests.unit.states import OTHER_SESSION, SESSION, T0, T1, files_under, make_state, store_for
+from tests.unit.states import (
+    OTHER_SESSION,
+    SESSION,
+    T0,
+    T1,
+    command_result,
+    files_under,
+    make_state,
+    store_for,
+)
 
 USAGE = (
     '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
-    "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD]"
+    "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
+    "[--quiesce-after N] [--timeout-minutes N]"
 )
 
 
@@ -78,12 +91,30 @@ def test_status_text(capsys: pytest.CaptureFixture[str], root: Path, store: Loop
 def test_status_json_whole_object(
     capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
 ) -> None:
-    record = IterationRecord(number=1, started_at=T0, ended_at=T1, result="continue",
-                             reply_excerpt="first")
-    store.save(make_state(root, iteration=2, iterations=[record], verify=["make test"],
-                          last_reply_excerpt="first", updated_at=T1, iteration_started_at=T1))
+    red = command_result("make test", 2, "FAILED test_x\n")
+    record = IterationRecord(number=1, started_at=T0, ended_at=T1, result="rejected",
+                             reply_excerpt="first", approach="ran it", evidence="red",
+                             learning="x is flaky", next_action="fix x", verification=[red],
+                             tool_calls=3, tree_changed=True)
+    store.save(make_state(
+        root, iteration=2, iterations=[record], verify=["make test"],
+        last_reply_excerpt="first", updated_at=T1, iteration_started_at=T1,
+        plan_file="tasks/todo.md", quiesce_after=3, timeout_minutes=30,
+        deadline_at=T0.replace(minute=30), baseline_commit="a" * 40, tree_fingerprint="f" * 24,
+        last_reply_digest="d" * 16, failure_fingerprint=red.fingerprint, failure_streak=1,
+        last_verification=[red], learnings=["x is flaky"],
+    ))
     code, out, err = run(capsys, "status", "--json", "--project", str(root))
     assert (code, err) == (0, "")
+    red_json = {
+        "command": "make test",
+        "exit_code": 2,
+        "timed_out": False,
+        "duration_seconds": 0.5,
+        "output_tail": "FAILED test_x\n",
+        "output_bytes": 14,
+        "fingerprint": red.fingerprint,
+    }
     assert json.loads(out) == {
         "project": str(root),
         "loops": [{
@@ -106,12 +137,36 @@ def test_status_json_whole_object(
                 "number": 1,
                 "started_at": "2026-11-30T07:00:00+00:00",
                 "ended_at": "2026-11-30T07:05:00+00:00",
-                "result": "continue",
+                "result": "rejected",
                 "reply_excerpt": "first",
+                "approach": "ran it",
+                "evidence": "red",
+                "learning": "x is flaky",
+                "next_action": "fix x",
+                "verification": [red_json],
+                "tool_calls": 3,
+                "tree_changed": True,
             }],
             "outcome": None,
             "ended_at": None,
             "end_message": "",
+            "plan_file": "tasks/todo.md",
+            "quiesce_after": 3,
+            "timeout_minutes": 30,
+            "deadline_at": "2026-11-30T07:30:00+00:00",
+            "baseline_commit": "a" * 40,
+            "tree_fingerprint": "f" * 24,
+            "idle_iterations": 0,
+            "last_reply_digest": "d" * 16,
+            "failure_fingerprint": red.fingerprint,
+            "failure_streak": 1,
+            "replans": 0,
+            "last_verification": [red_json],
+            "learnings": ["x is flaky"],
+            "blocker": "",
+            "resumes": [],
+            "report_path": "",
+            "forced_past": [],
         }],
     }
 
@@ -149,10 +204,13 @@ def test_cancel_the_one_loop(capsys: pytest.CaptureFixture[str], root: Path,
     )
     assert files_under(store.paths.loops) == []
     [ended] = store.history()
+    report = store.paths.reports / f"{ended.loop_id}.md"
     assert ended == replace(make_state(root), **{
         "outcome": "cancelled", "ended_at": T1, "updated_at": T1,
         "end_message": "Ralph loop cancelled by `ralph cancel` at iteration 1/8.",
+        "report_path": str(report),
     })
+    assert files_under(store.paths.reports) == [report.name]
 
 
 def test_cancel_several_without_all_is_a_usage_error(
@@ -303,3 +361,207 @@ def test_unknown_option_is_a_usage_error(capsys: pytest.CaptureFixture[str], roo
     # click 8.1 and 8.2+ word it differently
     assert err in (usage + "Error: No such option: --bogus\n",
                    usage + "Error: No such option '--bogus'.\n")
+
+
+# --- status history ---------------------------------------------------------------------------
+
+
+def test_status_text_lists_the_iteration_history(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    red = command_result("pytest -q", 1, "1 failed")
+    green = command_result("pytest -q", 0, "3 passed")
+    history = [
+        IterationRecord(number=1, started_at=T0, ended_at=T0, result="continue",
+                        approach="read the failing test first, then the fixture " + "x" * 80),
+        IterationRecord(number=2, started_at=T0, ended_at=T0, result="rejected",
+                        approach="patched the fixture", verification=[red]),
+        IterationRecord(number=3, started_at=T0, ended_at=T0, result="continue",
+                        verification=[green]),
+    ]
+    store.save(make_state(root, iteration=4, iterations=history, verify=["pytest -q"],
+                          last_reply_excerpt="Checking again."))
+    assert run(capsys, "status", "--project", str(root)) == (
+        0,
+        f"Ralph loop 20261130T070000Z-0b7c5c3e-abc123: iteration 4/8, promise "
+        f"<promise>DONE</promise>, running 5 min (session {SESSION})\n"
+        "task: Make the tests pass\n"
+        "verify: pytest -q\n"
+        "last reply: Checking again.\n"
+        "  iteration 1: continue - read the failing test first, then the fixture "
+        + "x" * 53 + "…\n"
+        "  iteration 2: rejected - patched the fixture [verify red: pytest -q]\n"
+        "  iteration 3: continue [verify green]\n",
+        "",
+    )
+
+
+# --- report -----------------------------------------------------------------------------------
+
+
+def ended_loop(store: LoopStore, root: Path, suffix: str, minute: int, outcome: str = "limit",
+               report_text: str | None = None, **fields: object) -> str:
+    """Archive an ended loop whose report file holds `report_text`; returns its id."""
+    loop_id = f"20261130T07{minute:02d}00Z-0b7c5c3e-{suffix}"
+    report = store.paths.reports / f"{loop_id}.md"
+    if report_text is not None:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(report_text, encoding="utf-8")
+    ended_at = T0.replace(minute=minute)
+    store.archive(make_state(
+        root, loop_id=loop_id, started_at=T0, updated_at=ended_at, ended_at=ended_at,
+        outcome=outcome, end_message=f"ended {suffix}", report_path=str(report), **fields,
+    ))
+    return loop_id
+
+
+def test_report_prints_the_latest_report(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    ended_loop(store, root, "aaa111", 10, report_text="# older\n")
+    ended_loop(store, root, "bbb222", 30, report_text="# latest ✓\n\n- Status: limit\n")
+    ended_loop(store, root, "ccc333", 20, report_text="# middle\n")
+    assert run(capsys, "report", "--project", str(root)) == (
+        0, "# latest ✓\n\n- Status: limit\n", ""
+    )
+
+
+def test_report_of_a_given_loop_by_its_id_or_a_prefix(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    older = ended_loop(store, root, "aaa111", 10, report_text="# older\n")
+    ended_loop(store, root, "bbb222", 30, report_text="# latest\n")
+    assert run(capsys, "report", "--project", str(root), older) == (0, "# older\n", "")
+    assert run(capsys, "report", "--project", str(root), "20261130T0710") == (
+        0, "# older\n", ""
+    )
+
+
+def test_report_json_is_the_whole_ended_state(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    loop_id = ended_loop(store, root, "aaa111", 10, outcome="blocked", blocker="no API key",
+                         learnings=["the API needs a key"])
+    code, out, err = run(capsys, "report", "--json", "--project", str(root))
+    assert (code, err) == (0, "")
+    [ended] = store.history()
+    assert json.loads(out) == to_dict(ended)
+    assert (ended.loop_id, ended.outcome, ended.blocker, ended.learnings) == (
+        loop_id, "blocked", "no API key", ["the API needs a key"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], (1, "", "Error: no ended Ralph loop in {root}\n")),
+        (["nope"], (1, "", "Error: no ended Ralph loop 'nope' in {root}\n")),
+    ],
+)
+def test_report_without_ended_loops(capsys: pytest.CaptureFixture[str], root: Path,
+                                    store: LoopStore, argv: list[str],
+                                    expected: tuple[int, str, str]) -> None:
+    store.save(make_state(root))  # an active loop has no report yet
+    code, out, err = expected
+    assert run(capsys, "report", "--project", str(root), *argv) == (
+        code, out, err.format(root=root)
+    )
+
+
+def test_report_with_an_ambiguous_prefix(capsys: pytest.CaptureFixture[str], root: Path,
+                                         store: LoopStore) -> None:
+    ended_loop(store, root, "aaa111", 10, report_text="# a\n")
+    ended_loop(store, root, "bbb222", 30, report_text="# b\n")
+    assert run(capsys, "report", "--project", str(root), "20261130T07") == (
+        2, "",
+        "Usage: ralph report [OPTIONS] [LOOP]\nTry 'ralph report --help' for help.\n\n"
+        "Error: 2 loops start with '20261130T07': give more of the id\n",
+    )
+
+
+def test_report_file_missing(capsys: pytest.CaptureFixture[str], root: Path,
+                             store: LoopStore) -> None:
+    loop_id = ended_loop(store, root, "aaa111", 10)
+    assert run(capsys, "report", "--project", str(root)) == (
+        1, "", f"Error: the report of {loop_id} is missing; try --json\n"
+    )
+
+
+# --- resume -----------------------------------------------------------------------------------
+
+
+def test_resume_reopens_the_latest_resumable_loop(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    record = IterationRecord(number=8, started_at=T0, ended_at=T0, result="limit")
+    loop_id = ended_loop(store, root, "aaa111", 10, iteration=8, iterations=[record],
+                         learnings=["kept"], replans=1, idle_iterations=1)
+    [previous] = store.history()
+    assert run(capsys, "resume", "--project", str(root), "--max-iterations", "12") == (
+        0,
+        f"Resumed Ralph loop {loop_id} at iteration 9/12. It goes on at the next stop of "
+        f"session {SESSION}: send any prompt in that session (or type /ralph-resume there "
+        "instead).\n",
+        "",
+    )
+    assert store.load(SESSION) == replace(
+        previous, outcome=None, ended_at=None, end_message="", report_path="", iteration=9,
+        max_iterations=12, iteration_started_at=T1, updated_at=T1, idle_iterations=0,
+        tree_fingerprint=gitstate.tree_fingerprint(root),
+        resumes=[ResumeRecord(at=T1, after="limit", by="`ralph resume`")],
+    )
+
+
+def test_resume_of_another_session_with_session(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    store.archive(make_state(root, OTHER_SESSION, outcome="quiesced", ended_at=T1, iteration=3,
+                             end_message="quiesced"))
+    ended_loop(store, root, "aaa111", 20, outcome="success")  # this session's: not resumable
+    code, out, err = run(capsys, "resume", "--project", str(root), "--session", OTHER_SESSION)
+    assert (code, err) == (0, "")
+    assert out.startswith("Resumed Ralph loop 20261130T070000Z-9a8b7c6d-abc123 at iteration 4/8.")
+    assert store.load(OTHER_SESSION) is not None and store.load(SESSION) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        ([], 2, "ralph: the last loop (20261130T071000Z-0b7c5c3e-aaa111) ended in success, "
+                "which cannot be resumed: start a new one with /ralph-loop\n"),
+        (["--session", OTHER_SESSION], 2,
+         "ralph: no ended Ralph loop in this session to resume; start one with /ralph-loop\n"),
+    ],
+)
+def test_resume_refusals(capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore,
+                         argv: list[str], code: int, message: str) -> None:
+    ended_loop(store, root, "aaa111", 10, outcome="success")
+    before = files_under(store.paths.base)
+    assert run(capsys, "resume", "--project", str(root), *argv) == (code, "", message)
+    assert files_under(store.paths.base) == before
+
+
+def test_resume_without_any_ended_loop(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    assert run(capsys, "resume", "--project", str(root)) == (
+        2, "", "ralph: no ended Ralph loop in this project to resume; start one with /ralph-loop\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--session", "a/b"], "Error: not a session id: 'a/b'"),
+        (["--max-iterations", "0"],
+         "Error: Invalid value for '--max-iterations': 0 is not in the range 1<=x<=1000."),
+        (["--timeout-minutes", "0"],
+         "Error: Invalid value for '--timeout-minutes': 0 is not in the range 1<=x<=10080."),
+    ],
+)
+def test_resume_usage_errors(capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore,
+                             argv: list[str], message: str) -> None:
+    ended_loop(store, root, "aaa111", 10)
+    assert run(capsys, "resume", "--project", str(root), *argv) == (
+        2, "",
+        f"Usage: ralph resume [OPTIONS]\nTry 'ralph resume --help' for help.\n\n{message}\n",
+    )
+    assert store.load(SESSION) is None
