@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "budget": "finesse.cli.finesse_budget",
     "cache": "finesse.cli.finesse_cache",
     "new": "finesse.cli.finesse_new",
+    "retro": "finesse.cli.finesse_retro",
     "validate": "finesse.cli.finesse_validate",
 }
 
