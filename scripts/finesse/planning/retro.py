@@ -487,7 +487,7 @@ def _git_review(root: Path, sha: str, *, exclude: str) -> _GitReview:
                          "--project DIR") from None
     with repo:
         try:
-            base = repo.commit(sha)
+            base = repo.commit(f"{sha}^{{commit}}")  # a tag peels to its commit; a tree id fails
             head = repo.head.commit
         except (git.BadName, ValueError, git.GitCommandError):
             raise UsageError(f"baseline_commit {sha} is not a commit of the repository at "
