@@ -1,4 +1,5 @@
-"""The last assistant reply, read backwards from a transcript in bounded memory."""
+"""The last assistant reply and the tool calls of the current turn, read backwards from a
+transcript in bounded memory."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from finesse.transcript import iter_lines_reversed, last_assistant_text
+from finesse.transcript import (
+    iter_lines_reversed,
+    last_assistant_text,
+    tool_calls_since_turn_start,
+)
 
 SESSION = "6f1c0a52-3d4e-4b8a-9c1d-2e3f4a5b6c7d"
 
@@ -357,3 +362,121 @@ def test_twenty_megabytes_in_bounded_memory(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert found == "the early reply"
     assert peak < 20 * 1024 * 1024
+
+
+# --- tool calls since the turn started --------------------------------------------------------
+
+
+def tool_results(*ids: str) -> dict[str, Any]:
+    """One user line answering parallel tool calls."""
+    return _envelope("user", message={"role": "user", "content": [
+        {"tool_use_id": tool_id, "type": "tool_result",
+         "content": [{"type": "text", "text": "ok"}]} for tool_id in ids
+    ]})
+
+
+def meta_feedback_blocks(reason: str) -> dict[str, Any]:
+    """Stop hook feedback written with a list of text blocks rather than a string."""
+    return _envelope("user", isMeta=True, message={"role": "user", "content": [
+        {"type": "text", "text": f"Stop hook feedback:\n{reason}"}
+    ]})
+
+
+def sidechain_tool_use(tool_id: str) -> list[dict[str, Any]]:
+    return assistant("msg_side", tool_use(tool_id, "ls"), isSidechain=True)
+
+
+FIRST_TURN: tuple[Any, ...] = (
+    user("/ralph-loop Fix the tests --max-iterations 5"),
+    attachment(),
+    assistant("msg_01", thinking("plan"), tool_use("toolu_01", "pytest -q")),
+    tool_result("toolu_01", "1 failed"),
+    assistant("msg_02", text("Editing."), tool_use("toolu_02", "sed -i s/a/b/ app.py")),
+    tool_result("toolu_02", ""),
+    assistant("msg_03", text("Fixed one test.")),
+    system("Stop hook blocked"),
+)
+
+
+def test_tool_calls_of_the_first_turn(tmp_path: Path) -> None:
+    path = write_transcript(tmp_path / "t.jsonl", *FIRST_TURN)
+    assert tool_calls_since_turn_start(path) == 2
+
+
+def test_stop_hook_feedback_starts_the_count_again(tmp_path: Path) -> None:
+    path = write_transcript(
+        tmp_path / "t.jsonl",
+        *FIRST_TURN,
+        stop_feedback("Ralph iteration 2/5: ..."),
+        assistant("msg_04", thinking("again"), tool_use("toolu_03", "pytest -q"),
+                  tool_use("toolu_04", "git diff"), tool_use("toolu_05", "cat app.py")),
+        tool_results("toolu_03", "toolu_04", "toolu_05"),
+        sidechain_tool_use("toolu_side_1"),
+        sidechain_tool_use("toolu_side_2"),
+        assistant("msg_05", text("Three checks done.")),
+        system("Stop hook blocked"),
+    )
+    assert tool_calls_since_turn_start(path) == 3
+
+
+@pytest.mark.parametrize("feedback", [stop_feedback, meta_feedback_blocks])
+def test_a_talk_only_iteration_has_no_tool_calls(tmp_path: Path, feedback: Any) -> None:
+    path = write_transcript(
+        tmp_path / "t.jsonl",
+        *FIRST_TURN,
+        feedback("Ralph iteration 2/5: ..."),
+        assistant("msg_04", thinking("hmm"), text("I think it is fine now.")),
+    )
+    assert tool_calls_since_turn_start(path) == 0
+
+
+def test_a_typed_prompt_with_blocks_starts_a_turn(tmp_path: Path) -> None:
+    typed = _envelope("user", message={"role": "user", "content": [
+        {"type": "text", "text": "look at this"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}},
+    ]})
+    path = write_transcript(tmp_path / "t.jsonl", *FIRST_TURN, typed,
+                            assistant("msg_04", tool_use("toolu_09", "open x.png")),
+                            tool_result("toolu_09", "ok"), assistant("msg_05", text("Seen.")))
+    assert tool_calls_since_turn_start(path) == 1
+
+
+def test_compact_json_and_garbage_lines(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    compact = [
+        json.dumps(entry, separators=(",", ":"))
+        for entry in (stop_feedback("go on"),
+                      *assistant("msg_04", tool_use("toolu_03", "make"),
+                                 tool_use("toolu_04", "make test")),
+                      tool_results("toolu_03", "toolu_04"))
+    ]
+    path.write_text("\n".join([*compact, '{"type": "assistant", "message": {"content": [',
+                               "\xff\xfe not json", '["tool_use"]', ""]))
+    assert tool_calls_since_turn_start(path) == 2
+
+
+def test_without_any_turn_start_every_call_counts(tmp_path: Path) -> None:
+    path = write_transcript(tmp_path / "t.jsonl",
+                            assistant("msg_01", tool_use("toolu_01", "ls")),
+                            tool_result("toolu_01", "a b"),
+                            assistant("msg_02", tool_use("toolu_02", "ls -l")))
+    assert tool_calls_since_turn_start(path) == 2
+    (tmp_path / "empty.jsonl").write_text("")
+    assert tool_calls_since_turn_start(tmp_path / "empty.jsonl") == 0
+
+
+@pytest.mark.parametrize("name", ["missing.jsonl", "a\x00b.jsonl", ""])
+def test_unreadable_transcript_cannot_tell(tmp_path: Path, name: str) -> None:
+    assert tool_calls_since_turn_start(tmp_path / name if name else tmp_path) is None
+
+
+def test_tool_calls_beyond_the_scan_window_are_not_seen(tmp_path: Path) -> None:
+    path = write_transcript(
+        tmp_path / "t.jsonl",
+        stop_feedback("go on"),
+        assistant("msg_01", tool_use("toolu_01", "pytest")),
+        *[tool_result(f"toolu_{n}", "x" * 100) for n in range(20)],
+        assistant("msg_02", text("done")),
+    )
+    assert tool_calls_since_turn_start(path) == 1
+    assert tool_calls_since_turn_start(path, max_scan=1000) == 0
