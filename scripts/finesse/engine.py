@@ -21,21 +21,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from finesse import signals
+from finesse.gate import GateStep
 from finesse.models import IterationRecord, LoopState, Outcome, replace
+from finesse.prompts import iteration_header, loop_prompt, protocol_notes, repair_prompt
 from finesse.verify import CommandResult, failure_excerpt
+
+__all__ = ["Decision", "Observation", "decide", "iteration_header", "loop_prompt",
+           "protocol_notes"]
 
 EXCERPT_CHARS = 300
 STORED_OUTPUT_CHARS = 1500
 MAX_REPLANS = 2
 BLOCKING_STREAK = 3
+RED_STREAK_LIMIT = 3
 RESUMABLE: frozenset[str] = frozenset({"limit", "quiesced", "timeout", "blocked"})
-RECORD_REQUEST = (
-    "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
-    "`Next: ...`."
-)
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class Observation:
     verification: list[CommandResult] | None = None
     tool_calls: int | None = None
     tree_fingerprint: str | None = None
+    gate: GateStep | None = None  # gate mode: what the gate and git did this iteration
+    loop_done: bool = False  # the agent wrote `done` to its loop-done file
 
 
 @dataclass(frozen=True)
@@ -67,38 +71,6 @@ class Decision:
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def iteration_header(state: LoopState) -> str:
-    return (
-        f"Ralph iteration {state.iteration}/{state.max_iterations}: output "
-        f"<promise>{state.promise}</promise> only when it is completely true"
-    )
-
-
-def protocol_notes(state: LoopState) -> str:
-    """What follows the task in every prompt: where the plan is, how to end, what to record."""
-    lines = []
-    if state.plan_file:
-        lines.append(f"The plan is {state.plan_file}: re-read it now; your attempts are "
-                     "recorded under its `## Attempts`.")
-    if state.verify:
-        shown = ", ".join(f"`{command}`" for command in state.verify)
-        lines.append(f"When you claim completion, the plugin runs {shown} itself and rejects "
-                     "the claim if any fails.")
-    lines.append("If you cannot go on, end with a line `RESULT: BLOCKED` followed by what "
-                 "blocks you.")
-    lines.append(RECORD_REQUEST)
-    return "\n".join(lines)
-
-
-def loop_prompt(state: LoopState, feedback: str = "") -> str:
-    """The prompt of each iteration: the header, the same task, then the protocol notes and
-    what the last iteration left to fix."""
-    parts = [iteration_header(state), state.prompt, "---", protocol_notes(state)]
-    if feedback:
-        parts.append(feedback)
-    return "\n\n".join(parts)
 
 
 def _stored(results: list[CommandResult]) -> list[CommandResult]:
@@ -126,6 +98,7 @@ def _record(state: LoopState, observation: Observation, result: str) -> LoopStat
         verification=_stored(observation.verification or []),
         tool_calls=observation.tool_calls,
         tree_changed=tree_changed,
+        **_gate_fields(observation.gate),
     )
     learnings = state.learnings
     if record.learning and record.learning not in learnings:
@@ -144,6 +117,31 @@ def _record(state: LoopState, observation: Observation, result: str) -> LoopStat
     )
 
 
+def _gate_fields(step: GateStep | None) -> dict[str, Any]:
+    if step is None:
+        return {}
+    return {"gate": _stored(step.results), "gate_action": step.action, "commit": step.commit,
+            "restored": step.restored, "removed": step.removed}
+
+
+def _gate_counters(state: LoopState, step: GateStep) -> LoopState:
+    """Gate mode's counters after this iteration. A green iteration resets the red streak;
+    a commit resets the empty count, a green one with nothing to commit raises it; a red
+    one asks for a repair; a reverted repair raises the red streak."""
+    if step.action == "committed":
+        return replace(state, red_streak=0, empty_iterations=0, repairing=False,
+                       iteration_base=step.commit)
+    if step.action == "empty":
+        return replace(state, red_streak=0, empty_iterations=state.empty_iterations + 1,
+                       repairing=False)
+    if step.action == "repair":
+        return replace(state, repairing=True)
+    if step.action == "reverted":
+        return replace(state, red_streak=state.red_streak + 1, repairing=False,
+                       iteration_base=step.commit or state.iteration_base)
+    return state
+
+
 def end_loop(state: LoopState, outcome: Outcome, message: str, now: datetime) -> LoopState:
     return replace(state, outcome=outcome, ended_at=now, updated_at=now, end_message=message)
 
@@ -159,10 +157,13 @@ def _end(state: LoopState, now: datetime, outcome: Outcome, message: str,
 
 
 def _continue(state: LoopState, now: datetime, feedback: str = "",
-              notes: list[str] | None = None) -> Decision:
+              notes: list[str] | None = None, repair: list[CommandResult] | None = None
+              ) -> Decision:
     following = replace(state, iteration=state.iteration + 1, iteration_started_at=now)
+    reason = (repair_prompt(following, repair) if repair is not None
+              else loop_prompt(following, feedback))
     return Decision(
-        "continue", following, reason=loop_prompt(following, feedback),
+        "continue", following, reason=reason,
         message=f"Ralph iteration {following.iteration}/{following.max_iterations}",
         notes=notes or [],
     )
@@ -224,7 +225,20 @@ def decide(state: LoopState, observation: Observation) -> Decision:
     if observation.cancelled:
         return _end(_record(state, observation, "cancelled"), now, "cancelled",
                     f"Ralph loop cancelled at iteration {done}.")
-    if reply is not None and signals.claims_completion(reply, state.promise):
+    step = observation.gate
+    if step is not None:
+        gated = _gated(state, observation, step, done)
+        if isinstance(gated, Decision):
+            return gated
+        state = gated
+    if observation.loop_done:
+        return _end(_record(state, observation, "success"), now, "success",
+                    f"Ralph loop done: the agent wrote done to its loop-done file at "
+                    f"iteration {done}.")
+    claimed = reply is not None and signals.claims_completion(reply, state.promise)
+    if claimed and step is not None and not step.green:
+        claimed = False  # in gate mode a red gate is the answer to any claim: repair first
+    if claimed and reply is not None:
         if state.verify and observation.verification is None:
             raise ValueError("a completion claim needs the verification results")
         if all(result.passed for result in observation.verification or []):
@@ -247,12 +261,43 @@ def decide(state: LoopState, observation: Observation) -> Decision:
                  or observation.tree_fingerprint == state.tree_fingerprint))
     recorded = replace(_record(state, observation, "continue"),
                        idle_iterations=state.idle_iterations + 1 if idle else 0)
-    if repeated or recorded.idle_iterations >= state.quiesce_after:
-        why = ("the same reply twice in a row" if repeated else
-               f"{recorded.idle_iterations} iterations in a row with no tool call and no "
+    if step is not None:
+        still = recorded.empty_iterations >= state.quiesce_after
+        why = f"{recorded.empty_iterations} green iterations in a row with nothing to commit"
+    else:
+        still = recorded.idle_iterations >= state.quiesce_after
+        why = (f"{recorded.idle_iterations} iterations in a row with no tool call and no "
                "change to the project")
+    if repeated or still:
+        why = "the same reply twice in a row" if repeated else why
         return _end(recorded, now, "quiesced", f"Ralph loop quiesced at iteration {done}: {why}.")
     limited = _limits(recorded, now, done)
     if limited is not None:
         return limited
+    if step is not None and step.action == "repair":
+        return _continue(recorded, now, repair=step.results)
+    if step is not None and step.action == "reverted":
+        return _continue(recorded, now, "Your last attempt was reverted: the gate was still "
+                         "red after the repair. Start this iteration from the reverted tree.")
     return _continue(recorded, now)
+
+
+def _gated(state: LoopState, observation: Observation, step: GateStep,
+           done: str) -> LoopState | Decision:
+    """Gate mode's own ends, before the general rules: a git failure or a red baseline is an
+    infrastructure failure; a red streak of three is a failure. Else the updated counters."""
+    now = observation.now
+    if step.action == "error":
+        return _end(_record(state, observation, "failure"), now, "failure",
+                    f"Ralph loop failed at iteration {done}: git: {step.error}")
+    if step.baseline is not None and not all(result.passed for result in step.baseline):
+        return _end(_record(state, observation, "failure"), now, "failure",
+                    f"Ralph loop failed at iteration {done}: the gate is red on the reverted "
+                    "baseline too, so the gate or its environment is broken (an "
+                    "infrastructure failure, not counted as an iteration's result).")
+    counted = _gate_counters(state, step)
+    if counted.red_streak >= RED_STREAK_LIMIT:
+        return _end(_record(counted, observation, "failure"), now, "failure",
+                    "Ralph loop failed: a systemic red streak reverted three consecutive "
+                    f"iterations (at iteration {done}).")
+    return counted

@@ -33,8 +33,9 @@ _OPTION = re.compile(r"--[a-z][a-z-]*(?:=.*)?", re.DOTALL)
 LOOP_USAGE = (
     '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
     "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
-    "[--quiesce-after N] [--timeout-minutes N]"
+    "[--quiesce-after N] [--timeout-minutes N] [--gate CMD] [--allow-dirty] [--effort LEVEL]"
 )
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 RESUME_USAGE = "/ralph-resume [--max-iterations N] [--timeout-minutes N]"
 EXECUTE_USAGE = (
     "/finesse:finesse-execute --prompt-file finesse-plans/NAME.md --completion-promise-file "
@@ -64,6 +65,9 @@ class StartRequest:
     quiesce_after: int = DEFAULT_QUIESCE_AFTER
     timeout_minutes: int | None = None
     force: bool = False
+    gate: list[str] = field(default_factory=list)
+    allow_dirty: bool = False
+    effort: str | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -160,6 +164,8 @@ _VALUE_FLAGS = (
     "--plan",
     "--quiesce-after",
     "--timeout-minutes",
+    "--gate",
+    "--effort",
 )
 _RESUME_FLAGS = ("--max-iterations", "--timeout-minutes")
 
@@ -217,10 +223,10 @@ def parse_loop_args(args: str, root: Path, *, command: str = "ralph-loop") -> St
     """
     executing = command == "finesse-execute"
     usage = EXECUTE_USAGE if executing else LOOP_USAGE
-    prompt_words, values = _take_flags(
-        split_words(args), usage=usage, switches=("--force",) if executing else ()
-    )
-    request = StartRequest(prompt="", force=bool(values.pop("--force", [])))
+    switches = ("--allow-dirty", "--force") if executing else ("--allow-dirty",)
+    prompt_words, values = _take_flags(split_words(args), usage=usage, switches=switches)
+    request = StartRequest(prompt="", force=bool(values.pop("--force", [])),
+                           allow_dirty=bool(values.pop("--allow-dirty", [])))
     if executing and ("--prompt-file" not in values or prompt_words):
         raise UsageError(f"/finesse-execute runs a prompt file: type {usage}")
 
@@ -263,19 +269,34 @@ def parse_loop_args(args: str, root: Path, *, command: str = "ralph-loop") -> St
             raise UsageError('--verify needs a command, e.g. --verify "pytest -q"')
         request.verify.append(command)
 
+    for command in values.get("--gate", []):
+        if not command.strip():
+            raise UsageError('--gate needs a command, e.g. --gate "pytest -q"')
+        request.gate.append(command)
+
     plan_file = _single(values, "--plan")
     if plan_file is not None:
-        from finesse.plan import check_plan  # the plan module reads this one's helpers
+        from finesse.plan import check_plan, gate_commands  # plan reads this module's helpers
 
         text = read_text_file(root, plan_file, "--plan")
         for command in check_plan(text, path=plan_file, extra_verify=request.verify):
             if command not in request.verify:
                 request.verify.append(command)
+        request.gate += [command for command in gate_commands(text)
+                         if command not in request.gate]
         request.plan_file = plan_file
         if not request.prompt:
             request.prompt = plan_prompt(plan_file)
     if not request.prompt:
         raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
+
+    effort = _single(values, "--effort")
+    if effort is not None:
+        if effort not in EFFORT_LEVELS:
+            raise UsageError(f"--effort must be one of {', '.join(EFFORT_LEVELS)}, not {effort!r}")
+        request.effort = effort
+    if request.allow_dirty and not request.gate:
+        raise UsageError("--allow-dirty is for gate mode: add --gate CMD, or drop it")
 
     quiesce_after = _single(values, "--quiesce-after")
     if quiesce_after is not None:
@@ -308,6 +329,9 @@ class ResumeRequest:
     max_iterations: int | None = None
     timeout_minutes: int | None = None
     force: bool = False
+    gate: list[str] = field(default_factory=list)
+    allow_dirty: bool = False
+    effort: str | None = None
 
 
 def parse_resume_args(args: str) -> ResumeRequest:

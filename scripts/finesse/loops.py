@@ -38,8 +38,19 @@ def start_loop(
             f"a Ralph loop is already running in this session (iteration "
             f"{running.iteration}/{running.max_iterations}): /cancel-ralph first"
         )
+    loop_id = new_loop_id(session_id, now)
+    snapshot = base = None
+    if request.gate:
+        from finesse import gate_git  # GitPython: only gate mode pays for it
+
+        gate_git.check_can_gate(store.paths.root, allow_dirty=request.allow_dirty)
+        if request.allow_dirty:
+            snapshot = gate_git.snapshot(store.paths.root,
+                                         f"ralph: snapshot before loop {loop_id}")
+        base = gate_git.head_sha(store.paths.root)
+    store.paths.loop_done_file(session_id).unlink(missing_ok=True)  # a stale signal
     state = LoopState(
-        loop_id=new_loop_id(session_id, now),
+        loop_id=loop_id,
         session_id=session_id,
         project_root=str(store.paths.root),
         prompt=request.prompt,
@@ -59,6 +70,10 @@ def start_loop(
         baseline_commit=gitstate.head(store.paths.root),
         tree_fingerprint=gitstate.tree_fingerprint(store.paths.root),
         forced_past=list(forced_past),
+        gate=list(request.gate),
+        effort=request.effort,
+        snapshot_commit=snapshot,
+        iteration_base=base,
     )
     store.save(state)
     return state

@@ -66,6 +66,12 @@ class IterationRecord:
     verification: list[CommandResult] = field(default_factory=list)
     tool_calls: int | None = None
     tree_changed: bool | None = None
+    # Gate mode: the gate's results, and what git did with the iteration.
+    gate: list[CommandResult] = field(default_factory=list)
+    gate_action: str = ""  # committed, empty, repair, reverted
+    commit: str | None = None
+    restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _at_least_one(self, "number")
@@ -119,6 +125,14 @@ class LoopState:
     resumes: list[ResumeRecord] = field(default_factory=list)
     report_path: str = ""
     forced_past: list[str] = field(default_factory=list)  # checks /finesse-execute --force skipped
+    # Gate mode: commit on green, one repair on red, revert when still red.
+    gate: list[str] = field(default_factory=list)
+    effort: str | None = None
+    snapshot_commit: str | None = None
+    iteration_base: str | None = None
+    repairing: bool = False
+    red_streak: int = 0
+    empty_iterations: int = 0
 
     def __post_init__(self) -> None:
         _at_least_one(self, "max_iterations", "iteration", "quiesce_after")

@@ -57,5 +57,18 @@ class StatePaths:
             raise ValueError(f"not a session id: {session_id!r}")
         return self.loops / f"{session_id}.json"
 
+    def loop_done_file(self, session_id: str) -> Path:
+        """The channel an agent writes `done` to, to end its own loop; one per session, so
+        one session's agent can never end another session's loop.
+
+        It sits at the project root, not under `.claude/`: Claude Code refuses the agent's
+        writes into `.claude/` in its default permission mode (seen in the e2e tests). The
+        Stop hook consumes it before anything else looks at the tree, so it is never
+        committed, reverted, or counted as a change.
+        """
+        if not is_valid_session_id(session_id):
+            raise ValueError(f"not a session id: {session_id!r}")
+        return self.root / f".ralph-loop-done-{session_id}"
+
     def lock_file(self, session_id: str) -> Path:
         return self.locks / f"{session_id}.lock"

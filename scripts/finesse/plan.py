@@ -29,6 +29,7 @@ PLAN = "plan"
 VERIFICATION_COMMANDS = "verification commands"
 ATTEMPTS = "attempts"
 REVIEW = "review"
+GATE = "gate"
 
 # The loop's own review starts at this line; everything above it in Review is kept.
 REVIEW_MARKER = "<!-- finesse:review -->"
@@ -234,6 +235,12 @@ def verification_commands(text: str) -> list[str]:
     nothing but commands goes in backticks in this section; HTML comments are ignored.
     """
     section = parse_sections(text).get(VERIFICATION_COMMANDS)
+    return [] if section is None else _commands(section.body(text))
+
+
+def gate_commands(text: str) -> list[str]:
+    """The commands in an optional `## Gate` section (gate mode), read as above."""
+    section = parse_sections(text).get(GATE)
     return [] if section is None else _commands(section.body(text))
 
 

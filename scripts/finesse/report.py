@@ -98,6 +98,15 @@ def render_report(state: LoopState, files_changed: list[str]) -> str:
     skipped = skipped_checks(state)
     if skipped:
         lines += ["", "Not verified green at the end: " + ", ".join(f"`{c}`" for c in skipped)]
+    if state.gate:
+        lines += ["", "## Gate", "", "Gate: " + ", ".join(f"`{c}`" for c in state.gate)]
+        if state.snapshot_commit:
+            lines.append(f"- snapshot of the starting state (--allow-dirty): "
+                         f"`{state.snapshot_commit}`")
+        for record in state.iterations:
+            lines.append(_gate_line(record))
+        lines.append(f"- red streak at the end: {state.red_streak}; empty iterations: "
+                     f"{state.empty_iterations}")
     lines += ["", "## Files changed", ""]
     lines += [f"- `{name}`" for name in files_changed] or ["- none"]
     lines += ["", "## Learnings", ""]
@@ -107,6 +116,15 @@ def render_report(state: LoopState, files_changed: list[str]) -> str:
     lines += ["", "## Iterations", ""]
     lines += [_iteration_line(record) for record in state.iterations] or ["- none"]
     return "\n".join(lines) + "\n"
+
+
+def _gate_line(record: IterationRecord) -> str:
+    text = f"- iteration {record.number}: {record.gate_action or 'no gate run'}"
+    if record.commit:
+        text += f" `{record.commit}`"
+    if record.restored or record.removed:
+        text += f" (restored {len(record.restored)}, removed {len(record.removed)})"
+    return text
 
 
 def _iteration_line(record: IterationRecord) -> str:

@@ -14,6 +14,7 @@ from typing import BinaryIO, TextIO
 from finesse import gitstate
 from finesse.engine import Observation, decide
 from finesse.errors import StateError
+from finesse.gate import run_gate_step
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, block, tell_user
 from finesse.loops import finish, record_iteration
@@ -50,6 +51,18 @@ def verify_all(commands: Sequence[str], root: Path, env: Mapping[str, str]) -> l
     return results
 
 
+def _consume(path: Path) -> bool:
+    """Whether the loop-done channel says `done`; the file is removed once read, so it is
+    never committed, reverted or seen as a change to the project."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            said = handle.read(64).strip().lower()
+        path.unlink()
+    except OSError:
+        return False
+    return said == "done"
+
+
 def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
     try:
         data = from_json(StopInput, raw, strict=False)
@@ -71,6 +84,14 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
                     and claims_completion(reply, state.promise)):
                 verification = verify_all(state.verify, root, env)
             transcript = Path(data.transcript_path) if data.transcript_path else None
+            done_file = store.paths.loop_done_file(state.session_id)
+            loop_done = _consume(done_file)
+            gate_step = None
+            if state.gate and not cancelled:
+                gate_step = run_gate_step(
+                    state, root, reply, lambda commands, where: verify_all(commands, where, env),
+                    env,
+                )
             decision = decide(state, Observation(
                 reply=reply,
                 now=utcnow(),
@@ -78,6 +99,8 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
                 verification=verification,
                 tool_calls=tool_calls_since_turn_start(transcript) if transcript else None,
                 tree_fingerprint=gitstate.tree_fingerprint(root),
+                gate=gate_step,
+                loop_done=loop_done,
             ))
             if decision.action == "continue":
                 following = record_iteration(

@@ -1,0 +1,78 @@
+"""Gate mode's work at each stop: run the gate, then commit, ask for a repair, or revert.
+
+For long unattended runs git is the loop's memory: every green iteration is committed, a red
+one gets exactly one repair, and a repair that is still red is undone, back to the commit the
+iteration started from, and the gate is run on that baseline (red there means the gate
+itself is broken: an infrastructure failure). This module does the I/O and reports what
+happened; `engine.decide` turns it into counters, ending rules and the next prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from finesse.errors import FinesseError
+from finesse.models import LoopState
+from finesse.verify import CommandResult
+
+Runner = Callable[[Sequence[str], Path], list[CommandResult]]
+
+
+@dataclass(frozen=True)
+class GateStep:
+    results: list[CommandResult]
+    action: str  # committed | empty | repair | reverted | error
+    commit: str | None = None
+    restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    baseline: list[CommandResult] | None = None  # the gate on the reverted baseline
+    error: str = ""
+
+    @property
+    def green(self) -> bool:
+        return all(result.passed for result in self.results)
+
+
+def summary_line(reply: str | None) -> str:
+    """The first line of the agent's summary: its `Approach:` line, else its first line."""
+    from finesse.signals import record_fields, strip_code
+
+    text = reply or ""
+    approach = record_fields(text).get("approach")
+    if approach:
+        return approach
+    return next((line.strip() for line in strip_code(text).splitlines() if line.strip()), "")
+
+
+def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
+                  env: Mapping[str, str]) -> GateStep:
+    results = run(state.gate, root)
+    from finesse import runtime
+
+    try:
+        # GitPython lives in the plugin's environment, which starting the loop built; the
+        # Stop path itself never builds it.
+        runtime.activate(env, may_build=False)
+    except runtime.RuntimeMissing as err:
+        return GateStep(results, "error", error=str(err))
+    from finesse import gate_git
+
+    try:
+        if all(result.passed for result in results):
+            commit = gate_git.commit_iteration(root, iteration=state.iteration,
+                                               summary=summary_line(reply), loop_id=state.loop_id)
+            head = gate_git.head_sha(root)
+            if commit is None and head != state.iteration_base:
+                commit = head  # the agent committed its work itself
+            return GateStep(results, "committed" if commit else "empty", commit=commit)
+        if not state.repairing:
+            return GateStep(results, "repair")
+        base = state.iteration_base or gate_git.head_sha(root)
+        reverted = gate_git.revert_to(root, base, loop_id=state.loop_id)
+        return GateStep(results, "reverted", commit=reverted.revert_commit,
+                        restored=list(reverted.restored), removed=list(reverted.removed),
+                        baseline=run(state.gate, root))
+    except FinesseError as err:
+        return GateStep(results, "error", error=str(err))

@@ -1,0 +1,73 @@
+"""The text the model is given at each iteration: the header, the same task, the protocol's
+notes, and what the last iteration left to fix or repair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from finesse.models import LoopState
+from finesse.paths import StatePaths
+from finesse.verify import CommandResult, failure_excerpt
+
+RECORD_REQUEST = (
+    "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
+    "`Next: ...`."
+)
+
+
+def iteration_header(state: LoopState) -> str:
+    effort = f" (effort: {state.effort})" if state.effort else ""
+    return (
+        f"Ralph iteration {state.iteration}/{state.max_iterations}: output "
+        f"<promise>{state.promise}</promise> only when it is completely true{effort}"
+    )
+
+
+def loop_done_path(state: LoopState) -> str:
+    """Where the agent writes `done` to end its loop, relative to the project root."""
+    paths = StatePaths(Path(state.project_root))
+    return str(paths.loop_done_file(state.session_id).relative_to(paths.root))
+
+
+def protocol_notes(state: LoopState) -> str:
+    """What follows the task in every prompt: where the plan is, how to end, what to record."""
+    lines = []
+    if state.plan_file:
+        lines.append(f"The plan is {state.plan_file}: re-read it now; your attempts are "
+                     "recorded under its `## Attempts`.")
+    if state.verify:
+        shown = ", ".join(f"`{command}`" for command in state.verify)
+        lines.append(f"When you claim completion, the plugin runs {shown} itself and rejects "
+                     "the claim if any fails.")
+    if state.gate:
+        shown = ", ".join(f"`{command}`" for command in state.gate)
+        lines.append(f"Gate mode: after every iteration the plugin runs {shown}. Green commits "
+                     "your changes; red gives you one repair; still red reverts them.")
+        lines.append(f"When the whole task is done, write `done` to {loop_done_path(state)} "
+                     "to end the loop.")
+    lines.append("If you cannot go on, end with a line `RESULT: BLOCKED` followed by what "
+                 "blocks you.")
+    lines.append(RECORD_REQUEST)
+    return "\n".join(lines)
+
+
+def loop_prompt(state: LoopState, feedback: str = "") -> str:
+    """The prompt of each iteration: the header, the same task, then the protocol notes and
+    what the last iteration left to fix."""
+    parts = [iteration_header(state), state.prompt, "---", protocol_notes(state)]
+    if feedback:
+        parts.append(feedback)
+    return "\n\n".join(parts)
+
+
+def repair_prompt(state: LoopState, results: list[CommandResult]) -> str:
+    """Gate mode, after a red gate: the fix instruction replaces the standing prompt."""
+    return "\n\n".join([
+        iteration_header(state),
+        "Repair: the gate failed after your last iteration. Fix exactly this failure and "
+        "nothing else; the gate runs again when you stop, and if it is still red, the "
+        "iteration's changes are reverted.",
+        failure_excerpt(results),
+        "---",
+        protocol_notes(state),
+    ])
