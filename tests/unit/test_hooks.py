@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from finesse import gitstate
+from finesse.grammar import LOOP_USAGE as USAGE
 from finesse.hooks import prompt_submit, stop
 from finesse.hooks.boundary import run_hook
 from finesse.models import LoopState
@@ -29,11 +30,6 @@ NOTES = (
     "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
     "`Next: ...`."
-)
-USAGE = (
-    '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
-    "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
-    "[--quiesce-after N] [--timeout-minutes N]"
 )
 
 

@@ -11,6 +11,7 @@ import pytest
 import finesse.cli.ralph
 from finesse import gitstate
 from finesse.cli.ralph import main
+from finesse.grammar import LOOP_USAGE as USAGE
 from finesse.models import IterationRecord, ResumeRecord, replace
 from finesse.schema import to_dict
 from finesse.store import LoopStore
@@ -23,12 +24,6 @@ from tests.unit.states import (
     files_under,
     make_state,
     store_for,
-)
-
-USAGE = (
-    '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
-    "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
-    "[--quiesce-after N] [--timeout-minutes N]"
 )
 
 
