@@ -7,7 +7,7 @@ from datetime import datetime
 
 from finesse.engine import RESUMABLE
 from finesse.models import IterationRecord, LoopState
-from finesse.verify import CommandResult
+from finesse.verify import CommandResult, fence_for
 
 TITLES = {
     "success": "success",
@@ -60,8 +60,9 @@ def _verification_lines(results: list[CommandResult]) -> list[str]:
         lines.append(f"- `{result.command}`: {mark} ({status}, {result.duration_seconds:.1f} s)")
         tail = "\n".join(result.output_tail.strip().splitlines()[-8:])
         if tail:
-            lines.append("  ```text\n" + "\n".join(f"  {line}" for line in tail.splitlines())
-                         + "\n  ```")
+            fence = fence_for(tail)
+            lines.append(f"  {fence}text\n" + "\n".join(f"  {line}" for line in tail.splitlines())
+                         + f"\n  {fence}")
     return lines
 
 

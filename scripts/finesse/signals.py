@@ -85,9 +85,9 @@ def blocker(reply: str) -> str | None:
     if not matches:
         return None
     last = matches[-1]
-    lines = [last.group(2).strip(" \t:-")]
-    lines += prose[last.end():].splitlines()[:MAX_BLOCKER_LINES]
-    text = "\n".join(line.rstrip() for line in lines).strip()
+    on_marker = last.group(2).strip(" \t:-")
+    lines = ([on_marker] if on_marker else []) + prose[last.end():].splitlines()[1:]
+    text = "\n".join(line.rstrip() for line in lines[:MAX_BLOCKER_LINES]).strip()
     return text or "(no reason given)"
 
 

@@ -253,7 +253,8 @@ def _code_span(text: str) -> str:
     return f"{ticks}{pad}{flat}{pad}{ticks}"
 
 
-def _fence(text: str) -> str:
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any backtick run in `text`, so the text stays code."""
     return "`" * max(3, max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
 
 
@@ -301,6 +302,6 @@ def failure_excerpt(results: Sequence[CommandResult], max_chars: int = 3000) -> 
             intro = f"The end of its output ({result.output_bytes} bytes in all):"
         else:
             intro = "Its output:"
-        fence = _fence(shown)
+        fence = fence_for(shown)
         parts.append(f"{heading} {intro}\n{fence}\n{shown}\n{fence}")
     return "\n\n".join(parts) + "\n"

@@ -283,11 +283,6 @@ def test_skipped_checks() -> None:
     assert skipped_checks(replace(LIMITED, verify=[])) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "report._verification_lines wraps output tails in a fixed ``` fence: a tail holding a "
-    "``` line (a failing doctest, a Markdown linter) closes it early and the rest of the "
-    "output becomes report prose (failure_excerpt already picks a longer fence)"
-))
 def test_command_output_stays_code_in_the_report() -> None:
     output = "Expected:\n```\nrendered table\n```\nGot: nothing\n"
     state = replace(LIMITED, last_verification=[command_result("make docs", 1, output)])

@@ -240,20 +240,11 @@ def test_blocker(reply: str, text: str | None) -> None:
     assert blocker(reply) == text
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "signals.blocker puts a blank line between the text on the RESULT: BLOCKED line and the "
-    "lines after it (prose[end:] starts with the line's own newline), so the recorded "
-    "blocker is not what the agent wrote"
-))
 def test_blocker_text_on_the_marker_line_runs_on_into_the_next_lines() -> None:
     reply = "RESULT: BLOCKED: the staging API needs a key\nNobody gave me STAGING_KEY."
     assert blocker(reply) == "the staging API needs a key\nNobody gave me STAGING_KEY."
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "signals.blocker keeps 19 lines after the RESULT: BLOCKED line, not the 20 its docstring "
-    "promises: the empty rest of the marker line takes one of the 20 slots"
-))
 def test_blocker_keeps_twenty_lines_after_the_marker() -> None:
     lines = [f"reason {n}" for n in range(30)]
     assert blocker("RESULT: BLOCKED\n" + "\n".join(lines)) == "\n".join(lines[:20])
