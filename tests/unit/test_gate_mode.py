@@ -426,3 +426,57 @@ def test_a_revert_after_resume_keeps_the_users_own_commits(git_repo: Path) -> No
     stop_hook(git_repo, "Approach: repair failed")
     assert active(git_repo).iterations[-1].gate_action == "reverted"
     assert (git_repo / "user.txt").read_text() == "the user's own work\n"
+
+
+# --- what the agent's own git use and a broken gate do ------------------------------------------
+
+
+def test_a_commit_the_agent_made_itself_counts_as_the_iterations(project: Path) -> None:
+    before = commits(project)
+    start(project, f'Work --gate "{GATE}"')
+    write(project, "feature.txt", "feature\n")
+    git(project, "add", "feature.txt")
+    git(project, "commit", "-q", "-m", "agent: add the feature")
+    assert stop_hook(project, "Approach: commit it myself") == standing(2)
+    assert commits(project) == ["agent: add the feature", *before]
+    after = active(project)
+    assert (after.iteration_base, after.empty_iterations) == (head(project), 0)
+    assert [(r.gate_action, r.commit) for r in after.iterations] == [("committed", head(project))]
+
+
+def test_a_gate_red_on_the_reverted_baseline_is_a_failure_outside_the_streak(
+    project: Path,
+) -> None:
+    start_head = head(project)
+    start(project, 'Work --gate "test -f never.txt"')
+    write(project, "attempt.txt", "attempt\n")
+    stop_hook(project, "Approach: try")
+    output = stop_hook(project, "Approach: try again")
+    loop = ended(project)
+    assert output == {"systemMessage": (
+        "Ralph loop failed at iteration 2/8: the gate is red on the reverted baseline too, so "
+        "the gate or its environment is broken (an infrastructure failure, not counted as an "
+        "iteration's result).\n"
+        f"Report: .claude/ralph/reports/{loop.loop_id}.md")}
+    assert (loop.outcome, loop.red_streak) == ("failure", 0)
+    assert [(r.gate_action, r.removed) for r in loop.iterations] == [
+        ("repair", []), ("reverted", ["attempt.txt"])]
+    assert (head(project), project_status(project)) == (start_head, "")
+
+
+def test_a_branch_moved_back_during_a_repair_is_a_git_failure(project: Path) -> None:
+    start_head = head(project)
+    start(project, f'Work --gate "{GATE}"')
+    write(project, "broken.txt", "broken\n")
+    stop_hook(project, "Approach: break it")
+    git(project, "reset", "-q", "--hard", "HEAD~1")  # the agent rewinds the branch
+    output = stop_hook(project, "Approach: rewind")
+    loop = ended(project)
+    assert output == {"systemMessage": (
+        f"Ralph loop failed at iteration 2/8: git: the branch moved off {start_head[:12]} "
+        "during the iteration (reset, amend or rebase); not reverting: restore it by hand "
+        "(git reflog lists both)\n"
+        f"Report: .claude/ralph/reports/{loop.loop_id}.md")}
+    assert (loop.outcome, loop.red_streak, [r.gate_action for r in loop.iterations]) == (
+        "failure", 0, ["repair", "error"])
+    assert (project / "broken.txt").read_text() == "broken\n"  # nothing was reverted
