@@ -116,8 +116,8 @@ def plan_warnings(spec: Spec, budget: BudgetEstimate, *, is_repository: bool) ->
         warnings.append("subagents are on but no phase names a subagent opportunity: the "
                         "prompt allows none")
     if not spec.subagents and named:
-        warnings.append("subagents are off, so the subagent opportunities of phase "
-                        f"{_numbers(named)} are left out of the prompt")
+        warnings.append("subagents are off, so the prompt leaves out the subagent "
+                        f"opportunities of {_phases(named)}")
     if spec.git.checkpointing and not is_repository:
         warnings.append("checkpointing is on but the project is not a git repository: run "
                         "`git init` and commit before the loop starts")
@@ -270,9 +270,12 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def _numbers(numbers: list[int]) -> str:
+def _phases(numbers: list[int]) -> str:
+    """[1] -> "phase 1", [1, 2, 4] -> "phases 1, 2 and 4"."""
     shown = [str(n) for n in numbers]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    if len(shown) == 1:
+        return f"phase {shown[0]}"
+    return "phases " + ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def _budget_text(spec: Spec, budget: BudgetEstimate) -> str:
