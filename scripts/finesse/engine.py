@@ -127,7 +127,9 @@ def _gate_fields(step: GateStep | None) -> dict[str, Any]:
 def _gate_counters(state: LoopState, step: GateStep) -> LoopState:
     """Gate mode's counters after this iteration. A green iteration resets the red streak;
     a commit resets the empty count, a green one with nothing to commit raises it; a red
-    one asks for a repair; a reverted repair raises the red streak."""
+    one asks for a repair; a reverted repair raises the red streak. Red iterations break a
+    run of empty ones (the count is of consecutive green iterations with nothing to commit).
+    A loop-done signal in a red iteration does not end the loop: the repair comes first."""
     if step.action == "committed":
         return replace(state, red_streak=0, empty_iterations=0, repairing=False,
                        iteration_base=step.commit)
@@ -135,10 +137,10 @@ def _gate_counters(state: LoopState, step: GateStep) -> LoopState:
         return replace(state, red_streak=0, empty_iterations=state.empty_iterations + 1,
                        repairing=False)
     if step.action == "repair":
-        return replace(state, repairing=True)
+        return replace(state, repairing=True, empty_iterations=0)
     if step.action == "reverted":
         return replace(state, red_streak=state.red_streak + 1, repairing=False,
-                       iteration_base=step.commit or state.iteration_base)
+                       empty_iterations=0, iteration_base=step.commit or state.iteration_base)
     return state
 
 
@@ -231,7 +233,7 @@ def decide(state: LoopState, observation: Observation) -> Decision:
         if isinstance(gated, Decision):
             return gated
         state = gated
-    if observation.loop_done:
+    if observation.loop_done and (step is None or step.green):
         return _end(_record(state, observation, "success"), now, "success",
                     f"Ralph loop done: the agent wrote done to its loop-done file at "
                     f"iteration {done}.")

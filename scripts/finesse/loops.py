@@ -39,6 +39,7 @@ def start_loop(
             f"{running.iteration}/{running.max_iterations}): /cancel-ralph first"
         )
     loop_id = new_loop_id(session_id, now)
+    store.paths.loop_done_file(session_id).unlink(missing_ok=True)  # a stale signal
     snapshot = base = None
     if request.gate:
         from finesse import gate_git  # GitPython: only gate mode pays for it
@@ -48,7 +49,6 @@ def start_loop(
             snapshot = gate_git.snapshot(store.paths.root,
                                          f"ralph: snapshot before loop {loop_id}")
         base = gate_git.head_sha(store.paths.root)
-    store.paths.loop_done_file(session_id).unlink(missing_ok=True)  # a stale signal
     state = LoopState(
         loop_id=loop_id,
         session_id=session_id,
@@ -184,6 +184,11 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         deadline_at=now + timedelta(minutes=minutes) if minutes else None,
         idle_iterations=0, last_reply_digest="",
         tree_fingerprint=gitstate.tree_fingerprint(store.paths.root),
+        # Gate mode starts again from what is committed now: a person may have committed
+        # since, and a revert must never undo their work.
+        iteration_base=(gitstate.head(store.paths.root) if previous.gate
+                        else previous.iteration_base),
+        repairing=False,
         resumes=[*previous.resumes, ResumeRecord(at=now, after=previous.outcome or "", by=by)],
     )
     store.save(reopened)

@@ -221,12 +221,12 @@ def test_an_empty_iteration_counts_and_resets_the_red_streak() -> None:
     )
 
 
-def test_a_red_gate_asks_for_a_repair_and_leaves_the_counters() -> None:
+def test_a_red_gate_asks_for_a_repair_and_breaks_a_run_of_empty_iterations() -> None:
     before = gated(iteration=3, red_streak=1, empty_iterations=1)
     step = repair()
     decision = decide(before, seen(step))
     assert decision.state == after(before, entry(3, "continue", step), iteration=4,
-                                   iteration_started_at=T1, repairing=True)
+                                   iteration_started_at=T1, repairing=True, empty_iterations=0)
     assert (decision.action, decision.message) == ("continue", "Ralph iteration 4/8")
 
 
@@ -250,7 +250,7 @@ def test_a_revert_raises_the_red_streak_and_ends_the_repair() -> None:
     step = reverted()
     assert decide(before, seen(step)) == continued(
         before, entry(4, "continue", step), standing(5, feedback=REVERTED_NOTE),
-        red_streak=2, repairing=False,
+        red_streak=2, repairing=False, empty_iterations=0,
     )
 
 
@@ -326,9 +326,6 @@ def test_a_claim_in_a_green_gate_iteration_is_a_success() -> None:
                              iteration_base=NEW)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "loop-done ends in success even when this iteration's gate is red, leaving the red, "
-    "uncommitted changes in the tree; a promise in the same case gets a repair first"))
 def test_loop_done_in_a_red_gate_iteration_gets_a_repair_not_success() -> None:
     before = gated(iteration=2)
     decision = decide(before, seen(repair(), loop_done=True))
@@ -390,7 +387,7 @@ def test_the_counters_survive_the_state_file_and_a_resume(git_repo: Path) -> Non
     assert reopened == replace(
         stopped, outcome=None, ended_at=None, end_message="", iteration=9, max_iterations=16,
         iteration_started_at=resumed_at, updated_at=resumed_at,
-        tree_fingerprint=gitstate.tree_fingerprint(git_repo),
+        tree_fingerprint=gitstate.tree_fingerprint(git_repo), repairing=False,
         resumes=[ResumeRecord(at=resumed_at, after="limit", by="/ralph-resume")],
     )
     assert store.load(SESSION) == reopened

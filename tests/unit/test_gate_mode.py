@@ -253,10 +253,6 @@ def test_allow_dirty_commits_a_snapshot_recorded_in_state_and_report(project: Pa
     assert (project / "debug.log").read_text() == "ignored\n"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "start_loop removes a stale loop-done file only after check_can_gate and the snapshot: "
-    "the plugin's own leftover makes a clean tree count as dirty (and --allow-dirty would "
-    "commit it into the snapshot)"))
 def test_a_stale_loop_done_file_does_not_make_the_tree_dirty(git_repo: Path) -> None:
     write(git_repo, DONE_FILE, "done\n")
     start(git_repo, f'Work --gate "{GATE}"')
@@ -408,9 +404,6 @@ def test_a_loop_done_file_not_saying_done_is_consumed_and_the_loop_goes_on(proje
 # --- resume -----------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "resume_loop keeps the iteration_base from before the loop ended, so after the user "
-    "commits by hand and resumes, a reverted iteration adds a commit undoing the user's work"))
 def test_a_revert_after_resume_keeps_the_users_own_commits(git_repo: Path) -> None:
     store = store_for(git_repo)
     start(git_repo, f'Work --gate "{GATE}" --max-iterations 1')
