@@ -471,3 +471,22 @@ def test_describe_with_history() -> None:
         "\n  iteration 1: continue - read"
         "\n  iteration 2: rejected [verify red: pytest -q]"
     )
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "finish lists gitstate.changed_files(root, baseline_commit): every file that differs from "
+    "the baseline commit or is untracked, so files that were already modified or untracked "
+    "before the loop started are reported as the loop's changes (issue 3: 'files changed "
+    "since the loop started')"
+))
+def test_files_dirty_before_the_start_are_not_the_loops_changes(
+    git_repo: Path, store: LoopStore
+) -> None:
+    (git_repo / "README.md").write_text("edited before the loop\n")
+    (git_repo / "scratch.txt").write_text("the user's own notes\n")
+    state = start_loop(store, SESSION, StartRequest(prompt="go"), T0)
+    (git_repo / "app.py").write_text("print('made by the loop')\n")
+    finish(store, end_loop(state, "success", "Done.", T1))
+    [archived] = store.history()
+    report = Path(archived.report_path).read_text(encoding="utf-8")
+    assert report.split("## Files changed\n\n")[1].split("\n\n")[0] == "- `app.py`"
