@@ -282,7 +282,8 @@ def test_help(git_repo: Path) -> None:
     assert output == {"decision": "block", "reason": prompt_submit.HELP}
     for command in ("/ralph-loop", "/ralph-status", "/cancel-ralph", "--max-iterations",
                     "--completion-promise", "--prompt-file", "--completion-promise-file",
-                    "--verify", ".claude/ralph/STOP"):
+                    "--verify", ".claude/ralph/STOP", "--plan", "--quiesce-after",
+                    "--timeout-minutes", "/ralph-resume", "ralph report", "ralph resume"):
         assert command in prompt_submit.HELP
 
 
