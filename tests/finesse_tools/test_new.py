@@ -270,7 +270,7 @@ WELL_FORMED = spec_data(texts(SAFE_WORDS + TRICKY), texts(COMMAND_PARTS, max_wor
                         st.sampled_from(PATHS), PROMISES)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(WELL_FORMED)
 def test_every_well_formed_spec_renders_a_prompt_that_passes(data: dict[str, Any]) -> None:
     spec = Spec.model_validate(data)
@@ -298,7 +298,7 @@ def text_leaves(node: Any) -> list[tuple[Any, Any]]:
     return found
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_a_spec_that_loads_always_renders_a_prompt_that_passes(data: st.DataObject) -> None:
     """A well-formed spec with one to three fields replaced by anything at all."""
