@@ -460,3 +460,35 @@ def test_plan_without_verification_is_refused_before_any_loop(
                   "each in backticks, e.g. `pytest -q`, or pass --verify CMD",
     }
     assert files_under(store.paths.base) == []
+
+
+def test_the_deadline_ends_the_loop_and_resume_opens_a_fresh_window(
+    session: Session, store: LoopStore
+) -> None:
+    # Each hook call is a minute later than the one before (the _clock fixture).
+    session.submit("/ralph-loop Fix it --completion-promise DONE --timeout-minutes 2")
+    assert session.stop("Edited a file.")["decision"] == "block"  # type: ignore[index]
+    output = session.stop("Edited another.")
+    ended = only_loop(store)
+    assert output == {"systemMessage": (
+        "Ralph loop timed out after 2 minutes, at iteration 2/8.\n"
+        "Resume: /ralph-resume --timeout-minutes 2\n"
+        f"Report: .claude/ralph/reports/{ended.loop_id}.md"
+    )}
+    assert (ended.outcome, ended.deadline_at) == ("timeout", T0 + timedelta(minutes=2))
+    session.submit("/ralph-resume --timeout-minutes 5")
+    state = store.load(SESSION)
+    assert state is not None
+    assert (state.iteration, state.timeout_minutes, state.deadline_at) == (
+        3, 5, T0 + timedelta(minutes=3 + 5)
+    )
+    assert session.stop("Going on.")["decision"] == "block"  # type: ignore[index]
+
+
+def test_verification_runs_in_the_project_root_within_its_timeout(git_repo: Path) -> None:
+    results = stop.verify_all(["pwd", "sleep 5"], git_repo, {"FINESSE_VERIFY_TIMEOUT": "0.3"})
+    assert [(r.command, r.exit_code, r.timed_out) for r in results] == [
+        ("pwd", 0, False), ("sleep 5", None, True)
+    ]
+    assert results[0].output_tail == f"{git_repo}\n"
+    assert results[1].duration_seconds < 4
