@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.fakeapi import FakeModel, text
+from tests.e2e.fakeapi import FakeModel, bash, text
 from tests.e2e.harness import REPO_ROOT, ClaudeRunner
 
 pytestmark = pytest.mark.e2e
@@ -73,3 +73,20 @@ def test_force_runs_an_invalid_prompt_and_records_it(
     assert (loop["outcome"], loop["forced_past"]) == ("success", ["guardrails"])
     report = Path(str(loop["report_path"])).read_text()
     assert "- Started with --force past failing prompt checks: guardrails" in report
+
+
+def test_model_runs_the_finesse_tools_from_its_bash_tool(
+    run_claude: ClaudeRunner, project: Path
+) -> None:
+    # Claude Code puts the plugin's bin/ on the Bash tool's PATH: the /finesse workflow's
+    # `finesse validate` and `ralph status` work there without any install step.
+    _plan(project, "complete-feature-dry-run.md", "DRY_RUN_DONE")
+    script = [[bash("finesse validate finesse-plans/task.md --promise-file "
+                    "finesse-plans/task-promise.txt --json; ralph status")], [text("checked")]]
+    with FakeModel(script) as model:
+        run = run_claude("Check the plan.", cwd=project, model=model)
+    assert run.returncode == 0, run.describe()
+    output = model.last_user_text(1)
+    report = json.loads(output[output.index("{"):output.index("No active Ralph loop")])
+    assert (report["path"], report["passed"]) == ("finesse-plans/task.md", True)
+    assert f"No active Ralph loop in {project}." in output

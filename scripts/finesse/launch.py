@@ -1,0 +1,32 @@
+"""Entry for the command-line tools run from a checkout or the plugin's `bin/` (which Claude
+Code puts on the PATH of its Bash tool): use the plugin's own environment when the
+dependencies are not importable here. Standard library only until the CLI is imported."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def run_cli(name: str) -> int:
+    from finesse import runtime
+
+    import importlib.util
+
+    from finesse.doctor import DEPENDENCIES
+
+    if any(importlib.util.find_spec(module) is None for module in DEPENDENCIES):
+        try:
+            runtime.activate(os.environ, may_build=True)
+        except runtime.RuntimeMissing as err:
+            if name == "ralph" and sys.argv[1:2] == ["doctor"]:
+                from finesse.doctor import main as doctor
+
+                return doctor()
+            print(f"{name}: {err}", file=sys.stderr)
+            return 1
+    if name == "ralph":
+        from finesse.cli.ralph import main
+    else:
+        from finesse.cli.finesse_cli import main
+    return main()
