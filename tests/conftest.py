@@ -14,7 +14,9 @@ if str(SCRIPTS) not in sys.path:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Point HOME, the plugin data dir and git identity at throw-away values."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))

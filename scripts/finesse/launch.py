@@ -9,10 +9,9 @@ import sys
 
 
 def run_cli(name: str) -> int:
-    from finesse import runtime
-
     import importlib.util
 
+    from finesse import runtime
     from finesse.doctor import DEPENDENCIES
 
     if any(importlib.util.find_spec(module) is None for module in DEPENDENCIES):
