@@ -11,11 +11,13 @@ import sys
 def main() -> int:
     try:
         raw = sys.stdin.buffer.read()
-        root = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-        if not os.path.isdir(os.path.join(root, ".claude", "ralph")):
-            return 0
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path.insert(0, os.path.join(here, "..", "scripts"))
+        from finesse.paths import find_project_root
+
+        root = find_project_root(os.environ, os.getcwd())
+        if not (root / ".claude" / "ralph").is_dir():
+            return 0
         import io
 
         from finesse.hooks.session import main_end, main_start

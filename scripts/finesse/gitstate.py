@@ -70,3 +70,24 @@ def changed_files(root: Path, since: str | None) -> list[str]:
     if out:
         names.update(os.fsdecode(name) for name in out.split(b"\0") if name)
     return sorted(names)
+
+
+def _stat_key(root: Path, name: str) -> str:
+    try:
+        info = os.stat(root / name)
+    except OSError:
+        return f"{name}\tgone"
+    return f"{name}\t{info.st_size}\t{info.st_mtime_ns}"
+
+
+def dirty_snapshot(root: Path, baseline: str | None) -> list[str]:
+    """The files already changed when a loop starts, each with its size and mtime."""
+    return [_stat_key(root, name) for name in changed_files(root, baseline)]
+
+
+def changed_by_loop(root: Path, baseline: str | None, snapshot: list[str]) -> list[str]:
+    """Files changed since the loop started: those changed since the baseline commit, less
+    the ones that were already changed then and have not been touched since."""
+    untouched = set(snapshot)
+    return [name for name in changed_files(root, baseline)
+            if _stat_key(root, name) not in untouched]

@@ -42,6 +42,7 @@ EXECUTE_USAGE = (
     "finesse-plans/NAME-promise.txt --max-iterations N [--force]"
 )
 DEFAULT_QUIESCE_AFTER = 2
+MAX_QUIESCE_AFTER = 7
 MAX_TIMEOUT_MINUTES = 7 * 24 * 60
 
 
@@ -127,7 +128,11 @@ def shown_name(name: str) -> str:
 
 
 def read_text_file(root: Path, name: str, flag: str) -> str:
-    path = Path(name).expanduser()
+    try:
+        path = Path(name).expanduser()
+    except RuntimeError:  # `~someone` with no such user, or no home directory
+        raise UsageError(f"{flag} {shown_name(name)}: cannot find that home directory; "
+                         "give a path relative to the project root") from None
     if not path.is_absolute():
         path = root / path
     name = shown_name(name)
@@ -300,7 +305,9 @@ def parse_loop_args(args: str, root: Path, *, command: str = "ralph-loop") -> St
 
     quiesce_after = _single(values, "--quiesce-after")
     if quiesce_after is not None:
-        request.quiesce_after = parse_count(quiesce_after, "--quiesce-after", 100)
+        # At 8 or more, Claude Code's own cap (8 blocked stops without a tool call) would end
+        # a talk-only loop first, silently: quiescence must act before it.
+        request.quiesce_after = parse_count(quiesce_after, "--quiesce-after", MAX_QUIESCE_AFTER)
     timeout = _single(values, "--timeout-minutes")
     if timeout is not None:
         request.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)

@@ -67,7 +67,8 @@ def start_loop(
         timeout_minutes=request.timeout_minutes,
         deadline_at=(now + timedelta(minutes=request.timeout_minutes)
                      if request.timeout_minutes else None),
-        baseline_commit=gitstate.head(store.paths.root),
+        baseline_commit=(baseline := gitstate.head(store.paths.root)),
+        dirty_at_start=gitstate.dirty_snapshot(store.paths.root, baseline),
         tree_fingerprint=gitstate.tree_fingerprint(store.paths.root),
         forced_past=list(forced_past),
         gate=list(request.gate),
@@ -116,7 +117,8 @@ def record_iteration(store: LoopStore, state: LoopState, record: IterationRecord
 def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str:
     """End a loop for good: the plan's last entry and review, the report, the archive.
     Returns the banner for the user. The caller holds the session lock."""
-    files = gitstate.changed_files(store.paths.root, state.baseline_commit)
+    files = gitstate.changed_by_loop(store.paths.root, state.baseline_commit,
+                                     state.dirty_at_start)
     edits: list[tuple[str, str]] = []
     if state.iterations and state.iterations[-1].ended_at == state.ended_at:
         edits.append(("attempt", report.attempt_entry(state.iterations[-1])))
@@ -182,7 +184,8 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         iteration=made + 1, max_iterations=cap, iteration_started_at=now, updated_at=now,
         timeout_minutes=minutes,
         deadline_at=now + timedelta(minutes=minutes) if minutes else None,
-        idle_iterations=0, last_reply_digest="",
+        # A person looked at it: stuck counters start again, the re-plans used stay used.
+        idle_iterations=0, last_reply_digest="", failure_streak=0, failure_fingerprint="",
         tree_fingerprint=gitstate.tree_fingerprint(store.paths.root),
         # Gate mode starts again from what is committed now: a person may have committed
         # since, and a revert must never undo their work.

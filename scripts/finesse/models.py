@@ -125,6 +125,7 @@ class LoopState:
     resumes: list[ResumeRecord] = field(default_factory=list)
     report_path: str = ""
     forced_past: list[str] = field(default_factory=list)  # checks /finesse-execute --force skipped
+    dirty_at_start: list[str] = field(default_factory=list)  # files already changed, with stats
     # Gate mode: commit on green, one repair on red, revert when still red.
     gate: list[str] = field(default_factory=list)
     effort: str | None = None

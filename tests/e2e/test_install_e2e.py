@@ -63,8 +63,8 @@ def test_first_loop_builds_the_plugin_environment_once(
     # plugin data folder Claude Code gives them, from PyPI.
     real_runtime = {"FINESSE_RUNTIME": "build"}
     with FakeModel([[text("one")], [text("two")]]) as model:
-        first = run_claude('/ralph-loop "Build me" --max-iterations 2', cwd=project,
-                           model=model, env=real_runtime, timeout=600)
+        first = run_claude('/ralph-loop "Build me" --max-iterations 2 --quiesce-after 5',
+                           cwd=project, model=model, env=real_runtime, timeout=600)
     assert first.returncode == 0, first.describe()
     assert model.call_count == 2, first.describe()
     markers = list((claude_home / ".claude" / "plugins" / "data").glob(

@@ -78,7 +78,7 @@ def test_protocol_defaults() -> None:
     [
         ("go --quiesce-after 3", 3, None),
         ("go --quiesce-after=1", 1, None),
-        ("go --quiesce-after 100", 100, None),
+        ("go --quiesce-after 7", 7, None),
         ("go --timeout-minutes 30", 2, 30),
         ("--timeout-minutes=10080 go --quiesce-after 007", 7, 10080),
     ],
@@ -92,13 +92,13 @@ def test_quiesce_after_and_timeout(args: str, quiesce_after: int, timeout: int |
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ("go --quiesce-after 0", "--quiesce-after needs a whole number from 1 to 100, not '0': "
+        ("go --quiesce-after 0", "--quiesce-after needs a whole number from 1 to 7, not '0': "
                                  "for example --quiesce-after 2"),
-        ("go --quiesce-after 101", "--quiesce-after needs a whole number from 1 to 100, not "
-                                   "'101': for example --quiesce-after 2"),
-        ("go --quiesce-after -1", "--quiesce-after needs a whole number from 1 to 100, not "
+        ("go --quiesce-after 8", "--quiesce-after needs a whole number from 1 to 7, not "
+                                   "'8': for example --quiesce-after 2"),
+        ("go --quiesce-after -1", "--quiesce-after needs a whole number from 1 to 7, not "
                                   "'-1': for example --quiesce-after 2"),
-        ("go --quiesce-after two", "--quiesce-after needs a whole number from 1 to 100, not "
+        ("go --quiesce-after two", "--quiesce-after needs a whole number from 1 to 7, not "
                                    "'two': for example --quiesce-after 2"),
         ("go --timeout-minutes 0", "--timeout-minutes needs a whole number from 1 to 10080, not "
                                    "'0': for example --timeout-minutes 2"),

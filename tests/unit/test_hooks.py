@@ -388,7 +388,7 @@ def test_stop_ends_on_the_promise(git_repo: Path, store: LoopStore) -> None:
 def test_stop_ends_at_the_cap(git_repo: Path, store: LoopStore) -> None:
     # Talk-only iterations: quiescence is pushed past the cap so the cap is what ends it.
     submit(git_repo, "/ralph-loop go --max-iterations 2 --completion-promise DONE "
-                     "--quiesce-after 8")
+                     "--quiesce-after 7")
     assert stop_hook(git_repo, stop_input("one")) == continues(2, 2, "DONE", "go")
     output = stop_hook(git_repo, stop_input("two"))
     assert files_under(store.paths.loops) == []
@@ -440,7 +440,7 @@ def test_two_sessions_leave_each_other_alone(git_repo: Path, store: LoopStore) -
 def test_cwd_in_a_subdirectory_changes_nothing(git_repo: Path, store: LoopStore) -> None:
     sub = git_repo / "src" / "pkg"
     sub.mkdir(parents=True)
-    submit(git_repo, "/ralph-loop go --completion-promise DONE --quiesce-after 8")
+    submit(git_repo, "/ralph-loop go --completion-promise DONE --quiesce-after 7")
     raw = stop_input("working", cwd=str(sub))
     assert stop.handle(raw, env_for(git_repo), str(sub)) == continues(2, 8, "DONE", "go")
     # Without CLAUDE_PROJECT_DIR the git top level of the cwd is the root.

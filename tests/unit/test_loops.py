@@ -101,6 +101,7 @@ def test_start_loop_records_the_baseline(git_repo: Path, store: LoopStore) -> No
         deadline_at=T0 + timedelta(minutes=45),
         baseline_commit=git(git_repo, "rev-parse", "HEAD"),
         tree_fingerprint=gitstate.tree_fingerprint(git_repo),
+        dirty_at_start=[f"dirty.txt\t17\t{(git_repo / 'dirty.txt').stat().st_mtime_ns}"],
     )
     assert state.loop_id.startswith(f"20261130T070000Z-{SESSION[:8]}-")
     assert store.load(SESSION) == state
@@ -360,7 +361,8 @@ def reopened(previous: LoopState, root: Path, **changes: object) -> LoopState:
     fields: dict[str, object] = {
         "outcome": None, "ended_at": None, "end_message": "", "blocker": "",
         "report_path": "", "iteration_started_at": T2, "updated_at": T2,
-        "idle_iterations": 0, "last_reply_digest": "",
+        "idle_iterations": 0, "last_reply_digest": "", "failure_streak": 0,
+        "failure_fingerprint": "",
         "tree_fingerprint": gitstate.tree_fingerprint(root),
         "resumes": [*previous.resumes,
                     ResumeRecord(at=T2, after=previous.outcome or "", by="test")],
@@ -374,9 +376,9 @@ def test_resume_after_the_cap_doubles_it_by_default(git_repo: Path, store: LoopS
     state = resume_loop(store, previous, ResumeRequest(), T2, by="test")
     assert state == reopened(previous, git_repo, iteration=9, max_iterations=16)
     assert store.load(SESSION) == state
-    # History, learnings and the stuck counters are kept.
+    # History, learnings and the re-plans used are kept; the stuck streak starts again.
     assert (state.iterations, state.learnings, state.failure_streak, state.replans) == (
-        HISTORY, ["keep me"], 1, 1
+        HISTORY, ["keep me"], 0, 1
     )
 
 
@@ -473,12 +475,6 @@ def test_describe_with_history() -> None:
     )
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "finish lists gitstate.changed_files(root, baseline_commit): every file that differs from "
-    "the baseline commit or is untracked, so files that were already modified or untracked "
-    "before the loop started are reported as the loop's changes (issue 3: 'files changed "
-    "since the loop started')"
-))
 def test_files_dirty_before_the_start_are_not_the_loops_changes(
     git_repo: Path, store: LoopStore
 ) -> None:

@@ -417,4 +417,5 @@ def test_review_and_note_are_in_review(text: str, review: list[str], note: str) 
     newline = plan_newline(after)
     assert f"{REVIEW_MARKER}{newline}{newline.join(review)}{newline}" in body
     assert f"- {note}{newline}" in body
-    assert body.index(f"- {note}") < body.index(REVIEW_MARKER)
+    # rindex: the user's own text above may quote the marker (in a fence, say)
+    assert body.index(f"- {note}") < body.rindex(REVIEW_MARKER)

@@ -167,6 +167,7 @@ def test_status_json_whole_object(
             "resumes": [],
             "report_path": "",
             "forced_past": [],
+            "dirty_at_start": [],
             "gate": [],
             "effort": None,
             "snapshot_commit": None,
@@ -507,13 +508,13 @@ def test_resume_reopens_the_latest_resumable_loop(
     assert run(capsys, "resume", "--project", str(root), "--max-iterations", "12") == (
         0,
         f"Resumed Ralph loop {loop_id} at iteration 9/12. It goes on at the next stop of "
-        f"session {SESSION}: send any prompt in that session (or type /ralph-resume there "
-        "instead).\n",
+        f"session {SESSION}: send any prompt in that session.\n",
         "",
     )
     assert store.load(SESSION) == replace(
         previous, outcome=None, ended_at=None, end_message="", report_path="", iteration=9,
         max_iterations=12, iteration_started_at=T1, updated_at=T1, idle_iterations=0,
+        failure_streak=0, failure_fingerprint="",
         tree_fingerprint=gitstate.tree_fingerprint(root),
         resumes=[ResumeRecord(at=T1, after="limit", by="`ralph resume`")],
     )

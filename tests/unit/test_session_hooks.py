@@ -282,12 +282,6 @@ def test_launcher_re_states_and_archives(git_repo: Path, store: LoopStore) -> No
     }
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "hooks/session.py looks for .claude/ralph in CLAUDE_PROJECT_DIR or the cwd itself, not in "
-    "the git top level above the cwd as hooks/stop.py and finesse.paths.find_project_root "
-    "do: without CLAUDE_PROJECT_DIR, from a subdirectory, the loop is neither re-stated nor "
-    "archived on /clear"
-))
 def test_launcher_finds_the_root_from_a_subdirectory(git_repo: Path, store: LoopStore) -> None:
     env = hook_env(git_repo)
     del env["CLAUDE_PROJECT_DIR"]

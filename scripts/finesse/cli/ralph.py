@@ -156,7 +156,7 @@ def resume(project: str | None, session_id: str | None, max_iterations: int | No
     click.echo(
         f"Resumed Ralph loop {state.loop_id} at iteration {state.iteration}/"
         f"{state.max_iterations}. It goes on at the next stop of session {state.session_id}: "
-        "send any prompt in that session (or type /ralph-resume there instead)."
+        "send any prompt in that session."
     )
 
 
