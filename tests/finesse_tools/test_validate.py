@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -448,3 +449,14 @@ def test_validate_file_refuses_a_missing_file_in_one_line(tmp_path: Path) -> Non
         validate_file(tmp_path / "nope.md")
     assert str(caught.value) == (
         f"prompt file {tmp_path / 'nope.md'}: no such file; give the path of an existing file")
+
+
+@pytest.mark.parametrize("text", [
+    "*" * 30_000 + " x",  # a run the path pattern once retried from every position
+    "x\n<promise>A</promise>\n" * 3_000,  # many tags in one long sentence
+    ". " * 100_000,  # many sentences in one block
+], ids=["stars", "tags", "sentences"])
+def test_pathological_prompts_take_linear_time(text: str) -> None:
+    started = time.monotonic()
+    validate_prompt(text)
+    assert time.monotonic() - started < 3  # each took 6 s or more when it was quadratic

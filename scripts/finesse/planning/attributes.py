@@ -14,13 +14,7 @@ from dataclasses import dataclass
 
 from finesse.planning.document import Document, Line
 from finesse.planning.scope import find_scope
-from finesse.planning.structure import (
-    completion_signals,
-    criteria_items,
-    find_phases,
-    inline_criteria,
-    promise_tags,
-)
+from finesse.planning.structure import Prompt, inline_criteria
 from finesse.planning.vocabulary import (
     CODE_SPAN,
     CURRENT_STATE,
@@ -58,7 +52,7 @@ class Verdict:
 class Attribute:
     id: int
     key: str
-    check: Callable[[Document, str | None], Verdict]
+    check: Callable[[Prompt], Verdict]
 
 
 def _ok(line: Line | None) -> Verdict:
@@ -69,10 +63,10 @@ def _fail(line: Line | None, fix: str) -> Verdict:
     return Verdict(False, line, fix)
 
 
-def binary_completion_criteria(doc: Document, promise: str | None) -> Verdict:
-    checks = [(item.text, item.first) for item in criteria_items(doc)]
+def binary_completion_criteria(prompt: Prompt) -> Verdict:
+    checks = [(item.text, item.first) for item in prompt.criteria]
     if not checks:
-        signals = completion_signals(doc)
+        signals = prompt.signals
         inline = inline_criteria(signals[0]) if signals else ""
         if not mentions_command(inline):
             return _fail(signals[0].line if signals else None,
@@ -90,10 +84,10 @@ def binary_completion_criteria(doc: Document, promise: str | None) -> Verdict:
     return _ok(checks[0][1])
 
 
-def completion_signal(doc: Document, promise: str | None) -> Verdict:
-    signals = completion_signals(doc)
+def completion_signal(prompt: Prompt) -> Verdict:
+    signals = prompt.signals
     if not signals:
-        tags = [tag for tag in promise_tags(doc) if not tag.blocked]
+        tags = [tag for tag in prompt.tags if not tag.blocked]
         return _fail(tags[0].line if tags else None,
                      "add 'Output <promise>DONE</promise> when ALL of the following are "
                      "true:' above the criteria")
@@ -101,15 +95,17 @@ def completion_signal(doc: Document, promise: str | None) -> Verdict:
     if len(texts) > 1:
         return _fail(signals[1].line, f"use one completion promise, not {len(texts)}: "
                                       + ", ".join(texts))
-    if promise is not None and texts[0] != collapse_whitespace(promise):
+    expected = None if prompt.promise is None else collapse_whitespace(prompt.promise)
+    if expected is not None and texts[0] != expected:
         return _fail(signals[0].line, f"the prompt promises {texts[0]!r} but the loop expects "
-                                      f"{collapse_whitespace(promise)!r}: make them the same")
+                                      f"{expected!r}: make them the same")
     return _ok(signals[0].line)
 
 
-def failure_instructions(doc: Document, promise: str | None) -> Verdict:
+def failure_instructions(prompt: Prompt) -> Verdict:
+    doc = prompt.doc
     repeated = _first_sentence_line(doc, REPEATED, also=TROUBLE)
-    blocked = next((tag.line for tag in promise_tags(doc) if tag.blocked), None)
+    blocked = next((tag.line for tag in prompt.tags if tag.blocked), None)
     if repeated and blocked:
         return _ok(repeated)
     if repeated:
@@ -119,8 +115,8 @@ def failure_instructions(doc: Document, promise: str | None) -> Verdict:
                           "change approach) and when to output <promise>BLOCKED</promise>")
 
 
-def ordered_phases(doc: Document, promise: str | None) -> Verdict:
-    phases = find_phases(doc)
+def ordered_phases(prompt: Prompt) -> Verdict:
+    phases = prompt.phases
     if phases.problem is not None:
         return _fail(phases.problem, phases.problem_fix)
     if len(phases.found) < 2:
@@ -130,8 +126,9 @@ def ordered_phases(doc: Document, promise: str | None) -> Verdict:
     return _ok(phases.found[0].line)
 
 
-def verification_commands(doc: Document, promise: str | None) -> Verdict:
-    phases = find_phases(doc).found
+def verification_commands(prompt: Prompt) -> Verdict:
+    doc = prompt.doc
+    phases = prompt.phases.found
     for phase in phases:
         if not any(_verify_line(line.text) for line in phase.region):
             return _fail(phase.line, f"add 'Verify: `<command>`' to phase {phase.number}")
@@ -143,8 +140,9 @@ def verification_commands(doc: Document, promise: str | None) -> Verdict:
     return _ok(verify)
 
 
-def guardrails(doc: Document, promise: str | None) -> Verdict:
-    promised = [tag.text for tag in promise_tags(doc) if tag.text]
+def guardrails(prompt: Prompt) -> Verdict:
+    doc = prompt.doc
+    promised = {tag.text for tag in prompt.tags if tag.text}
     for sentence in doc.sentences():
         if not GUARDRAIL.search(sentence.text) or PROMISE_TALK.search(sentence.text):
             continue
@@ -154,8 +152,8 @@ def guardrails(doc: Document, promise: str | None) -> Verdict:
     return _fail(None, "add explicit rules such as '- Do not delete or skip failing tests.'")
 
 
-def scoped_context(doc: Document, promise: str | None) -> Verdict:
-    scope = find_scope(doc)
+def scoped_context(prompt: Prompt) -> Verdict:
+    scope = find_scope(prompt.doc)
     out_line = scope.out_of_scope[0][1] if scope.out_of_scope else scope.rest_is_out
     if scope.in_scope and out_line is not None:
         return _ok(out_line)
@@ -169,7 +167,8 @@ def scoped_context(doc: Document, promise: str | None) -> Verdict:
                        "'In scope: `src/app/`. Out of scope: `migrations/`'")
 
 
-def cold_start(doc: Document, promise: str | None) -> Verdict:
+def cold_start(prompt: Prompt) -> Verdict:
+    doc = prompt.doc
     opening = doc.opening()
     if not opening:
         return _fail(None, "open with 'You are iterating on <task>. First check the current "
@@ -187,7 +186,8 @@ def cold_start(doc: Document, promise: str | None) -> Verdict:
     return _fail(opening[0], f"make the first paragraph tell the agent {missing}")
 
 
-def iteration_limit(doc: Document, promise: str | None) -> Verdict:
+def iteration_limit(prompt: Prompt) -> Verdict:
+    doc = prompt.doc
     found: list[tuple[int, Line]] = []
     for line in doc.lines:
         match = next((m for pattern in LIMITS for m in [pattern.search(line.text)] if m), None)
@@ -203,8 +203,9 @@ def iteration_limit(doc: Document, promise: str | None) -> Verdict:
     return _ok(found[0][1])
 
 
-def zero_ambiguity(doc: Document, promise: str | None) -> Verdict:
-    promised = [re.escape(tag.text) for tag in promise_tags(doc) if tag.text]
+def zero_ambiguity(prompt: Prompt) -> Verdict:
+    doc = prompt.doc
+    promised = sorted({re.escape(tag.text) for tag in prompt.tags if tag.text})
     done = re.compile("|".join([DONE_WORDS, *promised]), re.IGNORECASE)
     for sentence in doc.sentences():
         text = sentence.text

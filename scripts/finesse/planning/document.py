@@ -71,12 +71,22 @@ class Block:
     def line_at(self, offset: int) -> Line:
         return self.lines[max(0, bisect.bisect_right(self._starts, offset) - 1)]
 
-    def sentences(self) -> list[Sentence]:
+    def sentences(self) -> tuple[Sentence, ...]:
+        return self._sentences
+
+    @cached_property
+    def _sentences(self) -> tuple[Sentence, ...]:
         text = self.text
-        code = [span.span() for span in _CODE_SPAN.finditer(text)]
+        spans = [span.span() for span in _CODE_SPAN.finditer(text)]
+        span_starts = [start for start, _ in spans]
+
+        def in_code(position: int) -> bool:
+            at = bisect.bisect_right(span_starts, position) - 1
+            return at >= 0 and spans[at][0] < position < spans[at][1]
+
         breaks = [(gap.start(), gap.end()) for gap in _SENTENCE_BREAK.finditer(text)
-                  if not _ABBREVIATION.search(text[: gap.start()])
-                  and not any(start < gap.start() < end for start, end in code)]
+                  if not _ABBREVIATION.search(text, max(0, gap.start() - 5), gap.start())
+                  and not in_code(gap.start())]
         breaks += [(start - 1, start) for line, start in zip(self.lines, self._starts, strict=True)
                    if start and _LABELLED.match(line.text.strip())]
         found: list[Sentence] = []
@@ -86,7 +96,7 @@ class Block:
                 found.append(Sentence(text[start:end], self, start))
             start = max(start, resume)
         found.append(Sentence(text[start:], self, start))
-        return found
+        return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -134,7 +144,7 @@ class Document:
     def list_after(self, index: int) -> list[Block]:
         """The list items right after block `index`, up to the first block that is not one."""
         items = []
-        for block in self.blocks[index + 1 :]:
+        for block in self._after(index):
             if block.kind != "item":
                 break
             items.append(block)
@@ -146,29 +156,45 @@ class Document:
         if heading.level == LABEL_LEVEL:
             return self.list_after(index)
         covered = []
-        for block in self.blocks[index + 1 :]:
+        for block in self._after(index):
             if block.kind == "heading" and block.level <= heading.level:
                 break
             covered.append(block)
         return covered
 
+    def _after(self, index: int) -> Iterator[Block]:
+        # Indexing, not slicing: a slice copies the rest of the prompt on every call.
+        for later in range(index + 1, len(self.blocks)):
+            yield self.blocks[later]
+
     def headings_over(self, index: int) -> list[Block]:
         """The headings whose sections hold block `index`, innermost first."""
-        found: list[Block] = []
-        limit = LABEL_LEVEL
-        only_items_between = True
-        for block in reversed(self.blocks[:index]):
-            if block.kind == "heading":
-                if block.level == LABEL_LEVEL:
-                    if only_items_between and not found:
-                        found.append(block)
-                elif block.level < limit:
-                    found.append(block)
-                    limit = block.level
-                only_items_between = False
+        return self._headings_over[index]
+
+    @cached_property
+    def code_lines(self) -> frozenset[int]:
+        """The numbers of the lines inside code blocks, front matter and comments."""
+        return frozenset(line.number for block in self.blocks if block.kind == "code"
+                         for line in block.lines)
+
+    @cached_property
+    def _headings_over(self) -> list[list[Block]]:
+        covering: list[list[Block]] = []
+        open_headings: list[Block] = []  # outermost first
+        label: Block | None = None  # heads the items right below it, nothing else
+        for block in self.blocks:
+            above = list(reversed(open_headings))
+            covering.append([label, *above] if label and block.kind == "item" else above)
+            if block.kind == "heading" and block.level == LABEL_LEVEL:
+                label = block
+            elif block.kind == "heading":
+                while open_headings and open_headings[-1].level >= block.level:
+                    open_headings.pop()
+                open_headings.append(block)
+                label = None
             elif block.kind != "item":
-                only_items_between = False
-        return found
+                label = None
+        return covering
 
 
 def _is_title(block: Block) -> bool:

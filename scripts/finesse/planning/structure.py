@@ -4,8 +4,9 @@ signal, the completion criteria, and the phases with the lines each one spans.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from finesse.planning.document import LABEL_LEVEL, Block, Document, Line, Sentence
 from finesse.planning.vocabulary import (
@@ -47,6 +48,31 @@ class Phases:
     problem_fix: str = ""
 
 
+class Prompt:
+    """A parsed prompt, the promise the loop expects, and the structures that several checks
+    share, each found once."""
+
+    def __init__(self, text: str, promise: str | None = None) -> None:
+        self.doc = Document.parse(text)
+        self.promise = promise
+
+    @cached_property
+    def tags(self) -> list[PromiseTag]:
+        return promise_tags(self.doc)
+
+    @cached_property
+    def signals(self) -> list[PromiseTag]:
+        return completion_signals(self.doc, self.tags)
+
+    @cached_property
+    def criteria(self) -> list[Block]:
+        return criteria_items(self.doc)
+
+    @cached_property
+    def phases(self) -> Phases:
+        return find_phases(self.doc, self.criteria)
+
+
 def promise_tags(doc: Document) -> list[PromiseTag]:
     tags: list[PromiseTag] = []
     for block in doc.blocks:
@@ -69,14 +95,17 @@ def instructs_output(text: str) -> bool:
     return any(match.end() not in negated for match in EMIT.finditer(text))
 
 
-def completion_signals(doc: Document) -> list[PromiseTag]:
+def completion_signals(doc: Document,
+                       tags: Sequence[PromiseTag] | None = None) -> list[PromiseTag]:
     """Promise tags other than BLOCKED that come with an instruction to output them."""
     signals = []
-    for tag in promise_tags(doc):
+    instructed: dict[int, bool] = {}  # per sentence: many tags may share a long one
+    for tag in promise_tags(doc) if tags is None else tags:
         if tag.blocked:
             continue
-        said = tag.sentence.text if tag.sentence is not None else ""
-        if instructs_output(said) or (
+        if tag.sentence is not None and id(tag.sentence) not in instructed:
+            instructed[id(tag.sentence)] = instructs_output(tag.sentence.text)
+        if instructed.get(id(tag.sentence), False) or (
             _stands_alone(tag) and instructs_output(_text_above(tag.line, doc))
         ):
             signals.append(tag)
@@ -117,13 +146,13 @@ def inline_criteria(signal: PromiseTag) -> str:
     return ""
 
 
-def find_phases(doc: Document) -> Phases:
+def find_phases(doc: Document, criteria: Sequence[Block] | None = None) -> Phases:
     """"Phase 1 / Phase 2" (or Step, Stage) lines; else a numbered list under a heading or
-    an intro about phases, steps, a plan, requirements or tasks."""
+    an intro about phases, steps, a plan, requirements or tasks (and not the criteria)."""
     marked = _marked_phases(doc)
     if len(marked.found) >= 2 or marked.problem is not None:
         return marked
-    listed = _listed_phases(doc)
+    listed = _listed_phases(doc, criteria_items(doc) if criteria is None else criteria)
     return listed if listed.found or listed.problem else marked
 
 
@@ -134,19 +163,18 @@ def _stands_alone(tag: PromiseTag) -> bool:
 
 def _text_above(line: Line, doc: Document) -> str:
     """The nearest non-blank prose line above `line`, where its instruction would be."""
-    code = {ln.number for block in doc.blocks if block.kind == "code" for ln in block.lines}
-    for earlier in reversed(doc.lines[: line.number - 1]):
-        if earlier.text.strip() and earlier.number not in code:
+    for number in range(line.number - 1, 0, -1):
+        earlier = doc.lines[number - 1]
+        if earlier.text.strip() and number not in doc.code_lines:
             return earlier.text
     return ""
 
 
 def _marked_phases(doc: Document) -> Phases:
-    code = {ln.number for block in doc.blocks if block.kind == "code" for ln in block.lines}
     starts: list[tuple[int, Line]] = []
     for line in doc.lines:
         match = PHASE_MARKER.match(line.text)
-        if match is None or line.number in code:
+        if match is None or line.number in doc.code_lines:
             continue
         number = number_value(match.group(1))
         if any(number == seen for seen, _ in starts):
@@ -179,8 +207,8 @@ def _next_heading(doc: Document) -> Callable[[Line], int]:
     return end
 
 
-def _listed_phases(doc: Document) -> Phases:
-    criteria = {id(item) for item in criteria_items(doc)}
+def _listed_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
+    criteria = {id(item) for item in criteria_list}
     for index, block in enumerate(doc.blocks):
         if block.kind == "heading":
             title, under = block.title, doc.section(index)

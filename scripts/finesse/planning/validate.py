@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from finesse.errors import UsageError
 from finesse.planning.attributes import ATTRIBUTES
-from finesse.planning.document import Document
+from finesse.planning.structure import Prompt
 
 MAX_TEXT_BYTES = 1024 * 1024
 
@@ -41,10 +41,10 @@ class ValidationReport(BaseModel):
 
 def validate_prompt(text: str, *, promise: str | None = None) -> ValidationReport:
     """Check a loop prompt; with `promise`, its completion promise must be that text."""
-    doc = Document.parse(text)
+    prompt = Prompt(text, promise)
     results = []
     for attribute in ATTRIBUTES:
-        verdict = attribute.check(doc, promise)
+        verdict = attribute.check(prompt)
         results.append(AttributeResult(
             id=attribute.id,
             key=attribute.key,
