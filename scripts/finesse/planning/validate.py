@@ -1,8 +1,8 @@
 """`validate_prompt`: does a Ralph loop prompt carry the ten attributes a loop needs?
 
-Deterministic (regular expressions over the Markdown structure), no model calls, no I/O
-except in `validate_file`. Each attribute's result names the line that shows it or shows
-what is wrong, and says in one line how to fix it.
+Deterministic (regular expressions over the Markdown structure), no model calls; only
+`read_text` and `validate_file` touch the disk. Each attribute's result names the line that
+shows it (or shows what is wrong) and, when it fails, says in one line how to fix it.
 """
 
 from __future__ import annotations
