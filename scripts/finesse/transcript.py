@@ -58,6 +58,22 @@ def iter_lines_reversed(
             yield b"".join(reversed(carry))
 
 
+def _entries_reversed(
+    path: Path, *, needles: tuple[bytes, ...] = (), **limits: int
+) -> Iterator[dict[str, Any]]:
+    """The main conversation's JSON lines, last first: sidechains and garbage skipped, and,
+    when `needles` are given, lines holding none of them skipped unparsed."""
+    for raw in iter_lines_reversed(path, **limits):
+        if not raw.strip() or (needles and not any(needle in raw for needle in needles)):
+            continue
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and not entry.get("isSidechain"):
+            yield entry
+
+
 def _text_blocks(message: dict[str, Any]) -> list[str]:
     content = message.get("content")
     if isinstance(content, str):
@@ -78,15 +94,7 @@ def last_assistant_text(path: Path, **limits: int) -> str | None:
     message_id: object = None
     seen_message = False
     try:
-        for raw in iter_lines_reversed(path, **limits):
-            if not raw.strip():
-                continue
-            try:
-                entry = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(entry, dict) or entry.get("isSidechain"):
-                continue
+        for entry in _entries_reversed(path, **limits):
             message = entry.get("message")
             kind = entry.get("type")
             if kind == "user" and seen_message and not entry.get("isMeta"):
@@ -122,15 +130,7 @@ def tool_calls_since_turn_start(path: Path, **limits: int) -> int | None:
     None when the transcript cannot be read."""
     calls = 0
     try:
-        for raw in iter_lines_reversed(path, **limits):
-            if b'"user"' not in raw and b'"tool_use"' not in raw:
-                continue
-            try:
-                entry = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(entry, dict) or entry.get("isSidechain"):
-                continue
+        for entry in _entries_reversed(path, needles=(b'"user"', b'"tool_use"'), **limits):
             if entry.get("type") == "user" and _is_turn_start(entry):
                 return calls
             message = entry.get("message")
