@@ -59,7 +59,7 @@ def iter_lines_reversed(
 
 
 def _entries_reversed(
-    path: Path, *, needles: tuple[bytes, ...] = (), **limits: int
+    path: Path, limits: dict[str, int], needles: tuple[bytes, ...] = ()
 ) -> Iterator[dict[str, Any]]:
     """The main conversation's JSON lines, last first: sidechains and garbage skipped, and,
     when `needles` are given, lines holding none of them skipped unparsed."""
@@ -94,7 +94,7 @@ def last_assistant_text(path: Path, **limits: int) -> str | None:
     message_id: object = None
     seen_message = False
     try:
-        for entry in _entries_reversed(path, **limits):
+        for entry in _entries_reversed(path, limits):
             message = entry.get("message")
             kind = entry.get("type")
             if kind == "user" and seen_message and not entry.get("isMeta"):
@@ -130,7 +130,7 @@ def tool_calls_since_turn_start(path: Path, **limits: int) -> int | None:
     None when the transcript cannot be read."""
     calls = 0
     try:
-        for entry in _entries_reversed(path, needles=(b'"user"', b'"tool_use"'), **limits):
+        for entry in _entries_reversed(path, limits, (b'"user"', b'"tool_use"')):
             if entry.get("type") == "user" and _is_turn_start(entry):
                 return calls
             message = entry.get("message")
