@@ -10,15 +10,15 @@ interpreter start on the hot path.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
+
+from finesse.locks import exclusive
 
 SCRIPTS_DIR = Path(__file__).resolve().parent.parent
 REQUIREMENTS = SCRIPTS_DIR / "requirements.txt"
@@ -71,20 +71,9 @@ def is_built(venv: Path) -> bool:
     return (venv / COMPLETE_MARK).exists()
 
 
-@contextlib.contextmanager
-def _build_lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def build(venv: Path) -> None:
     """Create the virtualenv and install the requirements; raises RuntimeMissing."""
-    with _build_lock(venv.parent / "venv.lock"):
+    with exclusive(venv.parent / "venv.lock"):
         if is_built(venv):
             return  # another session built it while this one waited
         if venv.exists():

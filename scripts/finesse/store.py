@@ -8,7 +8,6 @@ A file that cannot be read is moved aside to `corrupt/` and reported, never over
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import time
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from finesse.errors import StateError
+from finesse.locks import LockTimeout, exclusive
 from finesse.models import LoopState
 from finesse.paths import StatePaths, is_valid_session_id
 from finesse.schema import SchemaError
@@ -60,24 +60,14 @@ class LoopStore:
     @contextlib.contextmanager
     def locked(self, session_id: str) -> Iterator[None]:
         lock_path = self.paths.lock_file(session_id)
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(lock_path, "a") as handle:
-            deadline = time.monotonic() + self.lock_timeout
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise StateError(
-                            f"another process holds {lock_path} for over "
-                            f"{self.lock_timeout:.0f} s; try again, or run `ralph status`"
-                        ) from None
-                    time.sleep(0.02)
-            try:
+        try:
+            with exclusive(lock_path, self.lock_timeout):
                 yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        except LockTimeout:
+            raise StateError(
+                f"another process holds {lock_path} for over {self.lock_timeout:.0f} s; "
+                "try again, or run `ralph status`"
+            ) from None
 
     def load(self, session_id: str) -> LoopState | None:
         """This session's active loop, None if it has none."""
