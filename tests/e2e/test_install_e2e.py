@@ -32,7 +32,9 @@ def _published_copy(destination: Path) -> Path:
 
 def _loop_outcomes(project: Path) -> list[tuple[str, int]]:
     history = project / ".claude" / "ralph" / "history"
-    loops = [json.loads(path.read_text()) for path in sorted(history.glob("*.json"))]
+    # In start order: two loops started within one second have ids that sort by session.
+    loops = sorted((json.loads(path.read_text()) for path in history.glob("*.json")),
+                   key=lambda loop: loop["started_at"])
     return [(loop["outcome"], loop["iteration"]) for loop in loops]
 
 
