@@ -703,7 +703,7 @@ def tail_read_in_process(scenarios: list[Scenario], repeats: int = 21) -> dict[s
     scripts = str(REPO_ROOT / "scripts")
     if scripts not in sys.path:
         sys.path.insert(0, scripts)
-    from finesse.transcript import last_assistant_text  # standard library only
+    from finesse.support.transcript import last_assistant_text  # standard library only
 
     timings: dict[str, float] = {}
     for scenario in scenarios:
@@ -886,7 +886,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(s.samples) < args.runs:
             notes.append(f"{s.key}: {len(s.samples)} runs instead of {args.runs} "
                          f"(one run took long; --budget {args.budget:g} s per scenario)")
-    notes.append("in-process tail read (finesse.transcript.last_assistant_text), median ms: "
+    notes.append("in-process tail read (transcript.last_assistant_text), median ms: "
                  + ", ".join(f"{size} {ms:.3f}" for size, ms in tail_reads.items()))
     notes.append("peak MiB is the child's max RSS (os.wait4), interpreter included; "
                  "each scenario had one warm-up run first (not counted)")

@@ -13,7 +13,7 @@ def main() -> int:
         raw = sys.stdin.buffer.read()
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path.insert(0, os.path.join(here, "..", "scripts"))
-        from finesse.paths import find_project_root
+        from finesse.state.paths import find_project_root
 
         root = find_project_root(os.environ, os.getcwd())
         if not (root / ".claude" / "ralph").is_dir():

@@ -13,7 +13,7 @@ def main() -> int:
         raw = sys.stdin.buffer.read()
         here = os.path.dirname(os.path.abspath(__file__))
         sys.path.insert(0, os.path.join(here, "..", "scripts"))
-        from finesse.grammar import match_command
+        from finesse.loop.grammar import match_command
 
         prompt = json.loads(raw).get("prompt")
         if not isinstance(prompt, str) or match_command(prompt) is None:
@@ -26,7 +26,7 @@ def main() -> int:
             )
             print(json.dumps({"decision": "block", "reason": reason}))
             return 0
-        from finesse.runtime import RuntimeMissing, activate
+        from finesse.support.runtime import RuntimeMissing, activate
 
         try:
             activate(os.environ, may_build=True)

@@ -2,7 +2,7 @@
 
 import sys
 
-from finesse.launch import run_cli
+from finesse.cli.launch import run_cli
 
 if __name__ == "__main__":
     sys.exit(run_cli("ralph"))

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 from finesse.cli.ralph import cli as ralph_cli
-from finesse.grammar import _VALUE_FLAGS, COMMANDS
+from finesse.loop.grammar import _VALUE_FLAGS, COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

@@ -24,10 +24,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from finesse import signals
-from finesse.gate import GateStep
+from finesse.loop.gate import GateStep
 from finesse.models import IterationRecord, LoopState, Outcome, replace
 from finesse.prompts import iteration_header, loop_prompt, protocol_notes, repair_prompt
-from finesse.verify import CommandResult, failure_excerpt
+from finesse.support.verify import CommandResult, failure_excerpt
 
 __all__ = ["Decision", "Observation", "decide", "iteration_header", "loop_prompt",
            "protocol_notes"]

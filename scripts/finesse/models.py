@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from finesse import schema
-from finesse.verify import CommandResult
+from finesse.support.verify import CommandResult
 
 Outcome = Literal[
     "success", "limit", "cancelled", "blocked", "failure", "quiesced", "timeout", "error"

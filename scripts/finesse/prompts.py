@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from finesse.models import LoopState
-from finesse.paths import StatePaths
-from finesse.verify import CommandResult, failure_excerpt
+from finesse.state.paths import StatePaths
+from finesse.support.verify import CommandResult, failure_excerpt
 
 RECORD_REQUEST = (
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "

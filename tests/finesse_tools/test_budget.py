@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from finesse.cli.finesse_cli import cli
-from finesse.errors import UsageError
-from finesse.planning.budget import (
+from finesse.authoring.budget import (
     BudgetSpec,
     FileEstimate,
     MeasuredPhase,
@@ -30,6 +28,8 @@ from finesse.planning.budget import (
     size_category,
     window_label,
 )
+from finesse.cli.finesse import cli
+from finesse.errors import UsageError
 
 DISCLAIMER_TAIL = (
     "heuristics (10 tokens a line, fixed allowances for the prompt, each phase and the "

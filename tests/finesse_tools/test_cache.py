@@ -12,9 +12,7 @@ import git
 import pytest
 from click.testing import CliRunner, Result
 
-from finesse.cli.finesse_cli import cli
-from finesse.errors import StateError, UsageError
-from finesse.planning.cache import (
+from finesse.authoring.cache import (
     Baseline,
     CacheEntry,
     CacheStore,
@@ -25,6 +23,8 @@ from finesse.planning.cache import (
     load_config,
     merge,
 )
+from finesse.cli.finesse import cli
+from finesse.errors import StateError, UsageError
 
 WHEN = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 LATER = datetime(2025, 3, 2, 9, 30, tzinfo=UTC)
@@ -434,9 +434,9 @@ def run(runner: CliRunner, args: list[str]) -> Result:
 
 @pytest.fixture
 def in_project(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    import finesse.cli.finesse_cache
+    import finesse.cli.finesse.cache
 
-    monkeypatch.setattr(finesse.cli.finesse_cache, "utcnow", lambda: WHEN)
+    monkeypatch.setattr(finesse.cli.finesse.cache, "utcnow", lambda: WHEN)
     monkeypatch.chdir(project)
     return project
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from finesse.planning.attributes import ATTRIBUTES
-from finesse.planning.validate import validate_file
+from finesse.authoring.prompt_check.attributes import ATTRIBUTES
+from finesse.authoring.prompt_check.validate import validate_file
 
 CORPUS = Path(__file__).parent / "corpus"
 LABELS: dict[str, list[str]] = json.loads((CORPUS / "labels.json").read_text())

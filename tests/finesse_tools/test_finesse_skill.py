@@ -12,11 +12,11 @@ import click
 import pytest
 import yaml
 
-from finesse.cli.finesse_cli import SUBCOMMANDS
-from finesse.planning.attributes import ATTRIBUTES
-from finesse.planning.render import git_rules, render_prompt
-from finesse.planning.spec import GitConfig, Spec
-from finesse.planning.validate import validate_prompt
+from finesse.authoring.prompt_check.attributes import ATTRIBUTES
+from finesse.authoring.prompt_check.validate import validate_prompt
+from finesse.authoring.render import git_rules, render_prompt
+from finesse.authoring.spec import GitConfig, Spec
+from finesse.cli.finesse import SUBCOMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILL = ROOT / "skills" / "finesse" / "SKILL.md"

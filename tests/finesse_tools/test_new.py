@@ -21,10 +21,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from finesse.cli.finesse_cli import cli
-from finesse.grammar import check_promise
-from finesse.planning import render
-from finesse.planning.render import (
+from finesse.authoring import render
+from finesse.authoring.prompt_check.validate import (
+    AttributeResult,
+    ValidationReport,
+    validate_prompt,
+)
+from finesse.authoring.render import (
     CUSTOM,
     KEEP_HISTORY,
     NO_CHECKPOINTS,
@@ -37,8 +40,9 @@ from finesse.planning.render import (
     render_prompt,
     scope_path,
 )
-from finesse.planning.spec import GitConfig, Spec, parse_spec
-from finesse.planning.validate import AttributeResult, ValidationReport, validate_prompt
+from finesse.authoring.spec import GitConfig, Spec, parse_spec
+from finesse.cli.finesse import cli
+from finesse.loop.grammar import check_promise
 
 HERE = Path(__file__).parent
 SPECS = HERE / "specs"

@@ -15,14 +15,14 @@ import git
 import pytest
 from click.testing import CliRunner
 
-from finesse.cli.finesse_cli import cli
-from finesse.planning.retro import (
+from finesse.authoring.retro import (
     PhaseCommand,
     baseline_commit,
     phase_commands,
     select_loops,
     unresolved_warnings,
 )
+from finesse.cli.finesse import cli
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

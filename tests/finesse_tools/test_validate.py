@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from finesse.errors import UsageError
-from finesse.planning.document import Document
-from finesse.planning.validate import (
+from finesse.authoring.prompt_check.document import Document
+from finesse.authoring.prompt_check.validate import (
     AttributeResult,
     ValidationReport,
     validate_file,
     validate_prompt,
 )
+from finesse.errors import UsageError
 
 BASE = """\
 # Loop: add `--verbose` to the CLI

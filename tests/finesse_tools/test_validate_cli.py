@@ -11,9 +11,9 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from finesse.cli import finesse_validate
-from finesse.cli.finesse_cli import SUBCOMMANDS, cli, main
-from finesse.planning.validate import validate_prompt
+from finesse.authoring.prompt_check.validate import validate_prompt
+from finesse.cli.finesse import SUBCOMMANDS, cli, main
+from finesse.cli.finesse import validate as finesse_validate
 from tests.finesse_tools.test_validate import BASE
 
 NAIVE = "Build a todo API.\n\nOutput <promise>DONE</promise> when done.\n"

@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from finesse.cli.finesse_cli import cli
-from finesse.errors import UsageError
-from finesse.planning.validate import validate_prompt
-from finesse.planning.workflows import (
+from finesse.authoring.prompt_check.validate import validate_prompt
+from finesse.authoring.workflows import (
     ExecutionGraph,
     FolderReport,
     GraphError,
@@ -25,6 +23,8 @@ from finesse.planning.workflows import (
     render_execution_graph,
     validate_workflow_folder,
 )
+from finesse.cli.finesse import cli
+from finesse.errors import UsageError
 
 CORPUS = Path(__file__).parent / "corpus"
 # name -> (corpus prompt, its promise)

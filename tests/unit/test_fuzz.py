@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from finesse.hooks import prompt_submit, stop
 from finesse.hooks.boundary import run_hook
-from finesse.store import LoopStore
+from finesse.state.store import LoopStore
 from tests.unit.launch import PROMPT_SUBMIT, STOP, hook_env, run_launcher
 from tests.unit.states import OTHER_SESSION, SESSION, make_state, store_for
 

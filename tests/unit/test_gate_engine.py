@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from finesse import gitstate
 from finesse.engine import Decision, Observation, decide, iteration_header
-from finesse.gate import GateStep
-from finesse.grammar import EFFORT_LEVELS, ResumeRequest
-from finesse.loops import latest_resumable, resume_loop
+from finesse.loop.gate import GateStep
+from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest
+from finesse.loop.lifecycle import latest_resumable, resume_loop
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.signals import digest
-from finesse.verify import CommandResult
+from finesse.support import git as gitstate
+from finesse.support.verify import CommandResult
 from tests.unit.states import SESSION, T0, T1, command_result, git, make_state, store_for
 
 ROOT = Path("/project")

@@ -11,7 +11,7 @@ import git
 import pytest
 
 from finesse.errors import UsageError
-from finesse.gate_git import (
+from finesse.loop.gate_git import (
     GateError,
     RevertResult,
     check_can_gate,

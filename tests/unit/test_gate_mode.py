@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from finesse.errors import UsageError
-from finesse.grammar import EFFORT_LEVELS, ResumeRequest, StartRequest, parse_loop_args
 from finesse.hooks import stop
-from finesse.loops import latest_resumable, resume_loop, start_loop
+from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest, StartRequest, parse_loop_args
+from finesse.loop.lifecycle import latest_resumable, resume_loop, start_loop
 from finesse.models import LoopState
-from finesse.store import utcnow
+from finesse.state.store import utcnow
 from tests.unit.states import SESSION, git, store_for
 
 GATE = "test ! -e broken.txt"  # red while the iteration has left broken.txt behind

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.gitstate import changed_files, head, tree_fingerprint
+from finesse.support.git import changed_files, head, tree_fingerprint
 from tests.unit.states import git
 
 

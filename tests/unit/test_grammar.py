@@ -11,7 +11,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from finesse.errors import UsageError
-from finesse.grammar import (
+from finesse.loop.grammar import (
     LOOP_USAGE,
     SlashCommand,
     StartRequest,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from finesse.errors import UsageError
-from finesse.grammar import (
+from finesse.loop.grammar import (
     LOOP_USAGE,
     RESUME_USAGE,
     ResumeRequest,

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from finesse import gitstate
-from finesse.grammar import LOOP_USAGE as USAGE
 from finesse.hooks import prompt_submit, stop
 from finesse.hooks.boundary import run_hook
+from finesse.loop.grammar import LOOP_USAGE as USAGE
 from finesse.models import LoopState
-from finesse.store import LoopStore
+from finesse.state.store import LoopStore
+from finesse.support import git as gitstate
 from tests.unit.states import OTHER_SESSION, SESSION, files_under, git, hold_lock, store_for
 
 TRANSCRIPT = "/nonexistent/transcript.jsonl"
@@ -534,11 +534,11 @@ def test_unusable_stop_input_gets_no_output(git_repo: Path, store: LoopStore, ra
 def test_lock_held_too_long_lets_the_stop_go_ahead(
     git_repo: Path, store: LoopStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import finesse.store
+    import finesse.state.store
 
     submit(git_repo, "/ralph-loop go")
     before = store.paths.loop_file(SESSION).read_bytes()
-    monkeypatch.setattr(finesse.store, "LOCK_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(finesse.state.store, "LOCK_TIMEOUT_SECONDS", 0.05)
     with hold_lock(store.paths.lock_file(SESSION)):
         output = stop_hook(git_repo, stop_input())
     assert output == {

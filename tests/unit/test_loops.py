@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from finesse import gitstate
 from finesse.engine import end_loop
 from finesse.errors import UsageError
-from finesse.grammar import ResumeRequest, StartRequest
-from finesse.loops import (
+from finesse.loop.grammar import ResumeRequest, StartRequest
+from finesse.loop.lifecycle import (
     cancel_loop,
     describe,
     finish,
@@ -21,9 +20,10 @@ from finesse.loops import (
     start_context,
     start_loop,
 )
+from finesse.loop.report import render_report
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
-from finesse.report import render_report
-from finesse.store import LoopStore
+from finesse.state.store import LoopStore
+from finesse.support import git as gitstate
 from tests.unit.states import (
     OTHER_SESSION,
     SESSION,

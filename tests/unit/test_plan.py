@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from finesse.errors import UsageError
-from finesse.plan import (
+from finesse.loop.todo import (
     REVIEW_MARKER,
     Section,
     append_attempt,

@@ -15,10 +15,10 @@ import pytest
 import finesse.hooks.prompt_submit
 import finesse.hooks.stop
 from finesse.hooks import prompt_submit, stop
-from finesse.loops import start_context
+from finesse.loop.lifecycle import start_context
+from finesse.loop.report import render_report
 from finesse.models import LoopState
-from finesse.report import render_report
-from finesse.store import LoopStore
+from finesse.state.store import LoopStore
 from tests.unit.states import SESSION, T0, files_under, git, store_for
 
 # Everything but Attempts and Review belongs to the user and must come back byte for byte:

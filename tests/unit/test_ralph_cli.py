@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 import finesse.cli.ralph
-from finesse import gitstate
 from finesse.cli.ralph import main
-from finesse.grammar import LOOP_USAGE as USAGE
+from finesse.loop.grammar import LOOP_USAGE as USAGE
 from finesse.models import IterationRecord, ResumeRecord, replace
 from finesse.schema import to_dict
-from finesse.store import LoopStore
+from finesse.state.store import LoopStore
+from finesse.support import git as gitstate
 from tests.unit.states import (
     OTHER_SESSION,
     SESSION,

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
-from finesse.report import (
+from finesse.loop.report import (
     attempt_entry,
     banner,
     render_report,
@@ -16,6 +15,7 @@ from finesse.report import (
     review_text,
     skipped_checks,
 )
+from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.signals import strip_code
 from tests.unit.states import T0, command_result, make_state
 

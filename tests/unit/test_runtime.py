@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from finesse import runtime
+from finesse.support import runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,9 +16,9 @@ import pytest
 import finesse.hooks.session
 from finesse.engine import end_loop
 from finesse.hooks.session import handle_end, handle_start, main_end, main_start
-from finesse.loops import start_context
+from finesse.loop.lifecycle import start_context
 from finesse.models import LoopState, replace
-from finesse.store import LoopStore
+from finesse.state.store import LoopStore
 from tests.unit.launch import REPO_ROOT, Run, hook_env
 from tests.unit.states import (
     OTHER_SESSION,

@@ -11,7 +11,7 @@ import pytest
 
 from finesse.errors import StateError
 from finesse.models import IterationRecord, replace
-from finesse.store import CorruptStateError, LoopStore, write_atomic
+from finesse.state.store import CorruptStateError, LoopStore, write_atomic
 from tests.unit.states import (
     OTHER_SESSION,
     SESSION,
@@ -222,9 +222,9 @@ def test_lock_is_exclusive_across_stores(tmp_path: Path) -> None:
 def test_lock_timeout_is_a_state_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import finesse.store
+    import finesse.state.store
 
-    monkeypatch.setattr(finesse.store, "LOCK_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(finesse.state.store, "LOCK_TIMEOUT_SECONDS", 0.05)
     store = store_for(tmp_path)
     store.paths.locks.mkdir(parents=True)
     held = hold_lock(store.paths.lock_file(SESSION))

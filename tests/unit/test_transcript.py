@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from finesse.transcript import (
+from finesse.support.transcript import (
     iter_lines_reversed,
     last_assistant_text,
     tool_calls_since_turn_start,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from finesse import verify
-from finesse.verify import (
+from finesse.support import verify
+from finesse.support.verify import (
     CommandResult,
     failure_excerpt,
     fingerprint,

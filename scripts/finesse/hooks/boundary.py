@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from typing import BinaryIO, TextIO
 
 from finesse.hooks.output import HookOutput, render
-from finesse.paths import StatePaths, find_project_root
-from finesse.store import LoopStore
+from finesse.state.paths import StatePaths, find_project_root
+from finesse.state.store import LoopStore
 
 Handler = Callable[[bytes, Mapping[str, str], str], "HookOutput | None"]
 

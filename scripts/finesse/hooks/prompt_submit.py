@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from typing import BinaryIO, TextIO
 
 from finesse.errors import FinesseError, UsageError
-from finesse.grammar import (
+from finesse.hooks.boundary import run_hook
+from finesse.hooks.output import HookOutput, add_context, block
+from finesse.loop.grammar import (
     SlashCommand,
     StartRequest,
     expect_no_args,
@@ -19,9 +21,7 @@ from finesse.grammar import (
     parse_loop_args,
     parse_resume_args,
 )
-from finesse.hooks.boundary import run_hook
-from finesse.hooks.output import HookOutput, add_context, block
-from finesse.loops import (
+from finesse.loop.lifecycle import (
     cancel_loop,
     describe,
     latest_resumable,
@@ -30,9 +30,9 @@ from finesse.loops import (
     start_loop,
 )
 from finesse.models import PromptInput
-from finesse.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.schema import SchemaError, from_json
-from finesse.store import LoopStore, utcnow
+from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.state.store import LoopStore, utcnow
 
 EVENT = "UserPromptSubmit"
 
@@ -58,7 +58,7 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
 def _checked_prompt(request: StartRequest) -> list[str]:
     """`/finesse-execute` runs only prompts that pass the loop-prompt check, unless --force;
     returns the failing attribute keys that --force let through."""
-    from finesse.planning.validate import validate_prompt
+    from finesse.authoring.prompt_check.validate import validate_prompt
 
     checked = validate_prompt(request.prompt, promise=request.promise)
     failing = [attribute.key for attribute in checked.attributes if not attribute.passed]

@@ -16,11 +16,11 @@ from typing import BinaryIO, TextIO
 from finesse.engine import end_loop
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, add_context, tell_user
-from finesse.loops import finish, start_context
+from finesse.loop.lifecycle import finish, start_context
 from finesse.models import HookInput
-from finesse.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.schema import SchemaError, from_dict
-from finesse.store import LoopStore, utcnow
+from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.state.store import LoopStore, utcnow
 
 CLEARED_BY = "/clear"
 RECENT = timedelta(minutes=2)

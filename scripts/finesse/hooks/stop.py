@@ -11,20 +11,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from finesse import gitstate
 from finesse.engine import Observation, decide
 from finesse.errors import StateError
-from finesse.gate import run_gate_step
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, block, tell_user
-from finesse.loops import finish, record_iteration
+from finesse.loop.gate import run_gate_step
+from finesse.loop.lifecycle import finish, record_iteration
 from finesse.models import StopInput
-from finesse.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.schema import SchemaError, from_json
 from finesse.signals import claims_completion
-from finesse.store import CorruptStateError, LoopStore, utcnow
-from finesse.transcript import last_assistant_text, tool_calls_since_turn_start
-from finesse.verify import CommandResult, run_command
+from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.state.store import CorruptStateError, LoopStore, utcnow
+from finesse.support import git as gitstate
+from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
+from finesse.support.verify import CommandResult, run_command
 
 # The hook's own timeout in hooks.json is 3600 s; verification must end well before it.
 VERIFY_BUDGET_SECONDS = 3000.0

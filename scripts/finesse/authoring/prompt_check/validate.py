@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from finesse.authoring.prompt_check.attributes import ATTRIBUTES
+from finesse.authoring.prompt_check.structure import Prompt
 from finesse.errors import UsageError
-from finesse.planning.attributes import ATTRIBUTES
-from finesse.planning.structure import Prompt
 
 MAX_TEXT_BYTES = 1024 * 1024
 

@@ -12,10 +12,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from finesse.planning.document import Document, Line
-from finesse.planning.scope import find_scope
-from finesse.planning.structure import Prompt, inline_criteria
-from finesse.planning.vocabulary import (
+from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.scope import find_scope
+from finesse.authoring.prompt_check.structure import Prompt, inline_criteria
+from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     CURRENT_STATE,
     DONE_WORDS,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from finesse.errors import UsageError
-from finesse.grammar import shown_name
+from finesse.loop.grammar import shown_name
 
 GOAL = "goal"
 ACCEPTANCE_CRITERIA = "acceptance criteria"

@@ -18,9 +18,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from finesse.locks import exclusive
+from finesse.support.locks import exclusive
 
-SCRIPTS_DIR = Path(__file__).resolve().parent.parent
+SCRIPTS_DIR = Path(__file__).resolve().parents[2]
 REQUIREMENTS = SCRIPTS_DIR / "requirements.txt"
 COMPLETE_MARK = ".finesse-complete"
 BUILD_TIMEOUT_SECONDS = 540

@@ -35,13 +35,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.structure import find_phases
+from finesse.authoring.prompt_check.validate import read_text
+from finesse.authoring.prompt_check.vocabulary import VERIFY
 from finesse.errors import UsageError
-from finesse.paths import STATE_SUBDIR, StatePaths
-from finesse.planning.document import Document, Line
-from finesse.planning.structure import find_phases
-from finesse.planning.validate import read_text
-from finesse.planning.vocabulary import VERIFY
-from finesse.verify import CommandResult, run_command
+from finesse.state.paths import STATE_SUBDIR, StatePaths
+from finesse.support.verify import CommandResult, run_command
 
 TAIL_CHARS = 2000
 REPORT_MAX_CHARS = 20_000
@@ -450,7 +450,7 @@ def collect_retro(plan_path: Path, root: Path, *, timeout: float) -> Retro:
 
 
 def write_retro(plan_path: Path, root: Path, *, timeout: float) -> Retro:
-    from finesse.store import write_atomic
+    from finesse.state.store import write_atomic
 
     retro = collect_retro(plan_path, root, timeout=timeout)
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from finesse.planning.document import Document, Line
+from finesse.authoring.prompt_check.document import Document, Line
 
 _I = re.IGNORECASE
 _EXTENSIONS = (

@@ -1,6 +1,6 @@
 """`finesse retro PLAN`: review a plan after its loop ran, and write `<name>-retro.md`.
 
-The work is in `finesse.planning.retro`; this module parses the arguments and prints. It exits
+The work is in `finesse.authoring.retro`; this module parses the arguments and prints. It exits
 0 once the retro is written, whatever the Verify commands said (the retro is a report), and 2
 when it cannot write one: no plan file, no baseline_commit in it, no git repository.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import click
 
-from finesse.paths import find_project_root
-from finesse.planning.retro import Retro, write_retro
-from finesse.verify import DEFAULT_TIMEOUT_SECONDS
+from finesse.authoring.retro import Retro, write_retro
+from finesse.state.paths import find_project_root
+from finesse.support.verify import DEFAULT_TIMEOUT_SECONDS
 
 
 @click.command("retro")
@@ -60,7 +60,7 @@ def summary(retro: Retro) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse_cli import main as finesse_main
+    from finesse.cli.finesse import main as finesse_main
 
     return finesse_main(["retro", *(sys.argv[1:] if argv is None else argv)])
 

@@ -1,7 +1,7 @@
 """`finesse cache`: show, add to, prune and clear the exploration cache of a project.
 
 Paths given here are relative to the current directory and stored relative to the git top
-level. The domain work is in `finesse.planning.cache`; this module parses and prints.
+level. The domain work is in `finesse.authoring.cache`; this module parses and prints.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ from typing import NoReturn
 
 import click
 
-from finesse.errors import UsageError
-from finesse.paths import find_project_root
-from finesse.planning.cache import (
+from finesse.authoring.cache import (
     Baseline,
     CacheEntry,
     CacheStore,
@@ -25,7 +23,9 @@ from finesse.planning.cache import (
     ExplorationCache,
     GitHistory,
 )
-from finesse.store import utcnow
+from finesse.errors import UsageError
+from finesse.state.paths import find_project_root
+from finesse.state.store import utcnow
 
 project_option = click.option(
     "--project", type=click.Path(file_okay=False), default=None,
@@ -199,7 +199,7 @@ def clear(project: str | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse_cli import main as finesse_main
+    from finesse.cli.finesse import main as finesse_main
 
     return finesse_main(["cache", *(sys.argv[1:] if argv is None else argv)])
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import click
 
 from finesse.errors import FinesseError, UsageError
-from finesse.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest, parse_loop_args
-from finesse.loops import cancel_loop, describe, latest_resumable, resume_loop, start_loop
-from finesse.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.loop.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest, parse_loop_args
+from finesse.loop.lifecycle import cancel_loop, describe, latest_resumable, resume_loop, start_loop
 from finesse.schema import to_dict
-from finesse.store import LoopStore, utcnow
+from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
+from finesse.state.store import LoopStore, utcnow
 
 
 def _store(project: str | None) -> LoopStore:
@@ -163,7 +163,7 @@ def resume(project: str | None, session_id: str | None, max_iterations: int | No
 @cli.command()
 def doctor() -> None:
     """Check Python, the plugin's environment, Claude Code, and the plugin's validity."""
-    from finesse.doctor import report
+    from finesse.cli.doctor import report
 
     healthy, text = report()
     click.echo(text)

@@ -13,9 +13,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from finesse.planning.budget import BudgetEstimate, window_label
-from finesse.planning.spec import GitConfig, Spec
-from finesse.planning.validate import ValidationReport, validate_prompt
+from finesse.authoring.budget import BudgetEstimate, window_label
+from finesse.authoring.prompt_check.validate import ValidationReport, validate_prompt
+from finesse.authoring.spec import GitConfig, Spec
 
 NOT_A_REPOSITORY = "none (not a git repository)"
 MAX_CONCURRENT_SUBAGENTS = 2

@@ -8,14 +8,15 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from finesse import gitstate, plan, report
 from finesse.engine import RESUMABLE, end_loop, excerpt, iteration_header, protocol_notes
 from finesse.errors import FinesseError, UsageError
+from finesse.loop import report, todo
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
-from finesse.store import LoopStore, write_atomic
+from finesse.state.store import LoopStore, write_atomic
+from finesse.support import git as gitstate
 
 if TYPE_CHECKING:  # the grammar is not needed on the Stop path
-    from finesse.grammar import ResumeRequest, StartRequest
+    from finesse.loop.grammar import ResumeRequest, StartRequest
 
 
 def new_loop_id(session_id: str, now: datetime) -> str:
@@ -42,7 +43,7 @@ def start_loop(
     store.paths.loop_done_file(session_id).unlink(missing_ok=True)  # a stale signal
     snapshot = base = None
     if request.gate:
-        from finesse import gate_git  # GitPython: only gate mode pays for it
+        from finesse.loop import gate_git  # GitPython: only gate mode pays for it
 
         gate_git.check_can_gate(store.paths.root, allow_dirty=request.allow_dirty)
         if request.allow_dirty:
@@ -91,11 +92,11 @@ def _edit_plan(store: LoopStore, state: LoopState, change: list[tuple[str, str]]
         text = path.read_text(encoding="utf-8")
         for kind, markdown in change:
             if kind == "attempt":
-                text = plan.append_attempt(text, markdown)
+                text = todo.append_attempt(text, markdown)
             elif kind == "note":
-                text = plan.append_review_note(text, markdown)
+                text = todo.append_review_note(text, markdown)
             else:
-                text = plan.write_review(text, markdown)
+                text = todo.write_review(text, markdown)
         mode = path.stat().st_mode
         write_atomic(path, text)
         os.chmod(path, mode & 0o7777)

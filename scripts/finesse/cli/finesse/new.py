@@ -2,7 +2,7 @@
 
 Writes `<out-dir>/<name>.md` (the prompt), `<name>-promise.txt` (the completion promise) and
 `<name>-plan.md` (the plan's metadata), and prints the command that runs the plan. The text
-comes from `finesse.planning.render`; this module reads the spec, the project's git HEAD and
+comes from `finesse.authoring.render`; this module reads the spec, the project's git HEAD and
 file sizes, refuses to overwrite without --force, and writes.
 """
 
@@ -18,13 +18,13 @@ from pathlib import Path
 
 import click
 
+from finesse.authoring.budget import PhaseSpec, estimate, measure
+from finesse.authoring.cache import load_config
+from finesse.authoring.render import NOT_A_REPOSITORY, PlanFiles, render_files
+from finesse.authoring.spec import Spec, load_spec
 from finesse.errors import FinesseError, UsageError
-from finesse.paths import find_project_root
-from finesse.planning.budget import PhaseSpec, estimate, measure
-from finesse.planning.cache import load_config
-from finesse.planning.render import NOT_A_REPOSITORY, PlanFiles, render_files
-from finesse.planning.spec import Spec, load_spec
-from finesse.store import write_atomic
+from finesse.state.paths import find_project_root
+from finesse.state.store import write_atomic
 
 DEFAULT_OUT_DIR = "finesse-plans"
 NO_COMMIT_YET = "none (no commit yet)"
@@ -171,7 +171,7 @@ def summary(spec: Spec, files: PlanFiles, paths: PlanPaths, root: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse_cli import main as finesse_main
+    from finesse.cli.finesse import main as finesse_main
 
     return finesse_main(["new", *(sys.argv[1:] if argv is None else argv)])
 

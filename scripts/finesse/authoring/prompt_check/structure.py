@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from finesse.planning.document import LABEL_LEVEL, Block, Document, Line, Sentence
-from finesse.planning.vocabulary import (
+from finesse.authoring.prompt_check.document import LABEL_LEVEL, Block, Document, Line, Sentence
+from finesse.authoring.prompt_check.vocabulary import (
     CONDITION,
     CRITERIA_INTRO,
     CRITERIA_TITLE,

@@ -11,15 +11,15 @@ import sys
 def run_cli(name: str) -> int:
     import importlib.util
 
-    from finesse import runtime
-    from finesse.doctor import DEPENDENCIES
+    from finesse.cli.doctor import DEPENDENCIES
+    from finesse.support import runtime
 
     if any(importlib.util.find_spec(module) is None for module in DEPENDENCIES):
         try:
             runtime.activate(os.environ, may_build=True)
         except runtime.RuntimeMissing as err:
             if name == "ralph" and sys.argv[1:2] == ["doctor"]:
-                from finesse.doctor import main as doctor
+                from finesse.cli.doctor import main as doctor
 
                 return doctor()
             print(f"{name}: {err}", file=sys.stderr)
@@ -27,5 +27,5 @@ def run_cli(name: str) -> int:
     if name == "ralph":
         from finesse.cli.ralph import main
     else:
-        from finesse.cli.finesse_cli import main
+        from finesse.cli.finesse import main
     return main()

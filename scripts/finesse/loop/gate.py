@@ -15,7 +15,7 @@ from pathlib import Path
 
 from finesse.errors import FinesseError
 from finesse.models import LoopState
-from finesse.verify import CommandResult
+from finesse.support.verify import CommandResult
 
 Runner = Callable[[Sequence[str], Path], list[CommandResult]]
 
@@ -49,7 +49,7 @@ def summary_line(reply: str | None) -> str:
 def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
                   env: Mapping[str, str]) -> GateStep:
     results = run(state.gate, root)
-    from finesse import runtime
+    from finesse.support import runtime
 
     try:
         # GitPython lives in the plugin's environment, which starting the loop built; the
@@ -57,7 +57,7 @@ def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
         runtime.activate(env, may_build=False)
     except runtime.RuntimeMissing as err:
         return GateStep(results, "error", error=str(err))
-    from finesse import gate_git
+    from finesse.loop import gate_git
 
     try:
         if all(result.passed for result in results):

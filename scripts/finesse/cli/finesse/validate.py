@@ -3,7 +3,7 @@
 Prints one line per attribute (PASS/FAIL, the line that shows it, how to fix it), or with
 --json one object. Exits 0 when every attribute passes and 1 when any fails. A directory is
 taken for a multi-workflow plan folder: every sub-workflow and the execution graph are checked
-(finesse.planning.workflows).
+(finesse.authoring.workflows).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 
 import click
 
+from finesse.authoring.prompt_check.validate import ValidationReport, read_text, validate_prompt
+from finesse.authoring.workflows import folder_summary, validate_workflow_folder
 from finesse.errors import UsageError
-from finesse.grammar import check_promise
-from finesse.planning.validate import ValidationReport, read_text, validate_prompt
-from finesse.planning.workflows import folder_summary, validate_workflow_folder
+from finesse.loop.grammar import check_promise
 
 _EVIDENCE_WIDTH = 72
 
@@ -102,7 +102,7 @@ def _shorten(evidence: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse_cli import main as finesse_main
+    from finesse.cli.finesse import main as finesse_main
 
     return finesse_main(["validate", *(sys.argv[1:] if argv is None else argv)])
 

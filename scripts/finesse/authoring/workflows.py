@@ -36,9 +36,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from finesse.authoring.prompt_check.validate import ValidationReport, read_text, validate_prompt
 from finesse.errors import FinesseError, UsageError
-from finesse.grammar import check_promise
-from finesse.planning.validate import ValidationReport, read_text, validate_prompt
+from finesse.loop.grammar import check_promise
 
 TaskType = Literal["feature", "bugfix", "refactor", "testing", "performance", "research"]
 Layout = Literal["nested", "flat"]

@@ -24,9 +24,9 @@ from pydantic import (
     model_validator,
 )
 
+from finesse.authoring.budget import PhaseType
+from finesse.authoring.prompt_check.vocabulary import LIMITS, VAGUE
 from finesse.errors import UsageError
-from finesse.planning.budget import PhaseType
-from finesse.planning.vocabulary import LIMITS, VAGUE
 
 TaskType = Literal["feature", "bugfix", "refactor", "testing", "performance", "research"]
 Granularity = Literal["per-phase", "per-change", "custom"]

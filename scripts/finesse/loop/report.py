@@ -7,7 +7,7 @@ from datetime import datetime
 
 from finesse.engine import RESUMABLE
 from finesse.models import IterationRecord, LoopState
-from finesse.verify import CommandResult, fence_for
+from finesse.support.verify import CommandResult, fence_for
 
 TITLES = {
     "success": "success",

@@ -1,7 +1,7 @@
 """`finesse budget`: estimate how much of the context window a loop plan's iteration takes.
 
 Parses the phases (options or a JSON spec), counts the lines of the files named, and prints
-`finesse.planning.budget.estimate`. Bad input is a one-line UsageError saying what to type.
+`finesse.authoring.budget.estimate`. Bad input is a one-line UsageError saying what to type.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ from pathlib import Path
 
 import click
 
-from finesse.errors import UsageError
-from finesse.paths import find_project_root
-from finesse.planning.budget import (
+from finesse.authoring.budget import (
     BudgetEstimate,
     PhaseSpec,
     estimate,
@@ -24,7 +22,9 @@ from finesse.planning.budget import (
     measure,
     parse_phase,
 )
-from finesse.planning.cache import load_config
+from finesse.authoring.cache import load_config
+from finesse.errors import UsageError
+from finesse.state.paths import find_project_root
 
 _ADVICE = {
     "proceed": "proceed as planned",
@@ -116,7 +116,7 @@ def render(result: BudgetEstimate) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse_cli import main as finesse_main
+    from finesse.cli.finesse import main as finesse_main
 
     return finesse_main(["budget", *(sys.argv[1:] if argv is None else argv)])
 

@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from finesse.errors import StateError
-from finesse.locks import LockTimeout, exclusive
 from finesse.models import LoopState
-from finesse.paths import StatePaths, is_valid_session_id
 from finesse.schema import SchemaError
+from finesse.state.paths import StatePaths, is_valid_session_id
+from finesse.support.locks import LockTimeout, exclusive
 
 LOCK_TIMEOUT_SECONDS = 15.0
 

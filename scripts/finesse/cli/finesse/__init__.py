@@ -21,11 +21,11 @@ import click
 from finesse.errors import FinesseError, UsageError
 
 SUBCOMMANDS: dict[str, str] = {
-    "budget": "finesse.cli.finesse_budget",
-    "cache": "finesse.cli.finesse_cache",
-    "new": "finesse.cli.finesse_new",
-    "retro": "finesse.cli.finesse_retro",
-    "validate": "finesse.cli.finesse_validate",
+    "budget": "finesse.cli.finesse.budget",
+    "cache": "finesse.cli.finesse.cache",
+    "new": "finesse.cli.finesse.new",
+    "retro": "finesse.cli.finesse.retro",
+    "validate": "finesse.cli.finesse.validate",
 }
 
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from finesse import runtime
+from finesse.support import runtime
 
 PLUGIN_ROOT = runtime.SCRIPTS_DIR.parent
 DEPENDENCIES = ("pydantic", "click", "filelock", "git", "yaml")

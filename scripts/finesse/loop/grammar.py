@@ -281,7 +281,7 @@ def parse_loop_args(args: str, root: Path, *, command: str = "ralph-loop") -> St
 
     plan_file = _single(values, "--plan")
     if plan_file is not None:
-        from finesse.plan import check_plan, gate_commands  # plan reads this module's helpers
+        from finesse.loop.todo import check_plan, gate_commands  # plan reads this module's helpers
 
         text = read_text_file(root, plan_file, "--plan")
         for command in check_plan(text, path=plan_file, extra_verify=request.verify):
