@@ -14,10 +14,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-# Any indentation and `>` quote markers: a fence nested in a list item or a quote is code too.
-_FENCE_OPEN = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
+from finesse.support.markdown import strip_code
+
 _PROMISE_TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL | re.IGNORECASE)
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 # Markdown decoration a line may carry around a label: indentation, bullets, quotes, bold.
 _DECORATION = r"[ \t>*_+-]*"
 _RESULT_LINE = re.compile(
@@ -33,27 +32,6 @@ MAX_BLOCKER_LINES = 20
 
 def collapse_whitespace(text: str) -> str:
     return " ".join(text.split())
-
-
-def strip_code(text: str) -> str:
-    """The prose of a Markdown reply: fenced blocks and inline code spans removed.
-
-    An unclosed fence hides the rest of the reply, as a Markdown renderer would show it.
-    """
-    prose: list[str] = []
-    fence: str | None = None
-    for line in text.splitlines():
-        if fence is None:
-            opened = _FENCE_OPEN.match(line)
-            if opened:
-                fence = opened.group(1)
-                continue
-            prose.append(line)
-        else:
-            stripped = line.lstrip(" \t>").rstrip()
-            if stripped.startswith(fence[0] * len(fence)) and set(stripped) == {fence[0]}:
-                fence = None
-    return _CODE_SPAN.sub(" ", "\n".join(prose))
 
 
 def promise_texts(reply: str) -> list[str]:

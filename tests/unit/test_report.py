@@ -16,7 +16,7 @@ from finesse.loop.report import (
     skipped_checks,
 )
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
-from finesse.signals import strip_code
+from finesse.support.markdown import strip_code
 from tests.unit.states import T0, command_result, make_state
 
 ROOT = Path("/project")

@@ -11,7 +11,8 @@ import pytest
 
 from finesse.errors import StateError
 from finesse.models import IterationRecord, replace
-from finesse.state.store import CorruptStateError, LoopStore, write_atomic
+from finesse.state.store import CorruptStateError, LoopStore
+from finesse.support.files import write_atomic
 from tests.unit.states import (
     OTHER_SESSION,
     SESSION,

@@ -33,7 +33,8 @@ from pydantic import (
 )
 
 from finesse.errors import StateError, UsageError
-from finesse.state.store import utcnow, write_atomic
+from finesse.state.store import utcnow
+from finesse.support.files import write_atomic
 
 FINESSE_DIR = ".finesse"
 CACHE_FILE_NAME = "exploration-cache.json"

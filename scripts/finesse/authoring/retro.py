@@ -450,7 +450,7 @@ def collect_retro(plan_path: Path, root: Path, *, timeout: float) -> Retro:
 
 
 def write_retro(plan_path: Path, root: Path, *, timeout: float) -> Retro:
-    from finesse.state.store import write_atomic
+    from finesse.support.files import write_atomic
 
     retro = collect_retro(plan_path, root, timeout=timeout)
     try:

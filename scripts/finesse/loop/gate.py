@@ -37,7 +37,8 @@ class GateStep:
 
 def summary_line(reply: str | None) -> str:
     """The first line of the agent's summary: its `Approach:` line, else its first line."""
-    from finesse.signals import record_fields, strip_code
+    from finesse.signals import record_fields
+    from finesse.support.markdown import strip_code
 
     text = reply or ""
     approach = record_fields(text).get("approach")

@@ -12,8 +12,9 @@ from finesse.engine import RESUMABLE, end_loop, excerpt, iteration_header, proto
 from finesse.errors import FinesseError, UsageError
 from finesse.loop import report, todo
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
-from finesse.state.store import LoopStore, write_atomic
+from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
+from finesse.support.files import write_atomic
 
 if TYPE_CHECKING:  # the grammar is not needed on the Stop path
     from finesse.loop.grammar import ResumeRequest, StartRequest

@@ -16,12 +16,13 @@ it is escaped) and cannot swallow the rest of the file (an unclosed fence in it 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from finesse.errors import UsageError
-from finesse.loop.grammar import shown_name
+from finesse.support.files import shown_name
+from finesse.support.markdown import CODE_SPAN, Fences, lines_with_offsets
+from finesse.support.markdown import heading as markdown_heading
 
 GOAL = "goal"
 ACCEPTANCE_CRITERIA = "acceptance criteria"
@@ -34,16 +35,7 @@ GATE = "gate"
 # The loop's own review starts at this line; everything above it in Review is kept.
 REVIEW_MARKER = "<!-- finesse:review -->"
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t](.*))?")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+\Z")
-# Any indentation and `>` quote markers: a fence in a list item or a quote is code too.
-_FENCE_OPEN = re.compile(r"([ \t>]*)(`{3,}|~{3,})(.*)")
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-
-FenceLine = Literal["open", "code", "close"]
-
 
 @dataclass(frozen=True)
 class Section:
@@ -73,35 +65,6 @@ class _Heading:
     end: int
 
 
-class _Fences:
-    """Tracks fenced code blocks line by line."""
-
-    def __init__(self) -> None:
-        self.fence: str | None = None
-        self.quoted = False
-
-    def step(self, line: str) -> FenceLine | None:
-        """How `line` (without its line ending) stands to fenced code; None for prose."""
-        if self.fence is None:
-            opened = _FENCE_OPEN.fullmatch(line)
-            if opened is None or (opened.group(2)[0] == "`" and "`" in opened.group(3)):
-                return None
-            self.fence = opened.group(2)
-            self.quoted = ">" in opened.group(1)
-            return "open"
-        closing = line.lstrip(" \t>").rstrip(" \t")
-        if set(closing) == {self.fence[0]} and len(closing) >= len(self.fence):
-            self.fence = None
-            return "close"
-        return "code"
-
-
-def _lines(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, str, int]]:
-    """(start, content without line ending, end) of each line of text[start:end]."""
-    for match in _LINE.finditer(text, start, len(text) if end is None else end):
-        yield match.start(), match.group().rstrip("\r\n"), match.end()
-
-
 def normalise_title(title: str) -> str:
     """The key a heading's title is matched by: `Attempts :` and `attempts` are the same."""
     return " ".join(title.rstrip(" \t:").split()).casefold()
@@ -110,17 +73,15 @@ def normalise_title(title: str) -> str:
 def _scan(text: str) -> tuple[list[_Heading], str | None]:
     """Every ATX heading outside fenced code, and the fence left open at the end, if any."""
     headings: list[_Heading] = []
-    fences = _Fences()
-    for index, (start, line, end) in enumerate(_lines(text)):
+    fences = Fences()
+    for index, (start, line, end) in enumerate(lines_with_offsets(text)):
         if index == 0:
             line = line.removeprefix("\ufeff")
         if fences.step(line) is not None:
             continue
-        found = _HEADING.fullmatch(line)
-        if found is None:
-            continue
-        title = _CLOSING_HASHES.sub("", (found.group(2) or "").strip(" \t"))
-        headings.append(_Heading(len(found.group(1)), title, index, start, end))
+        found = markdown_heading(line)
+        if found is not None:
+            headings.append(_Heading(found[0], found[1], index, start, end))
     return headings, fences.fence
 
 
@@ -164,9 +125,9 @@ def _comment_free(line: str, in_comment: bool) -> tuple[str, bool]:
 def _without_comments(body: str) -> str:
     """The body with HTML comments outside fenced code removed (template hints say nothing)."""
     kept: list[str] = []
-    fences = _Fences()
+    fences = Fences()
     in_comment = False
-    for start, line, end in _lines(body):
+    for start, line, end in lines_with_offsets(body):
         ending = body[start + len(line) : end]
         if not in_comment and fences.step(line) is not None:
             kept.append(line + ending)
@@ -184,7 +145,7 @@ def _span_commands(prose: list[str]) -> list[str]:
     """The code spans of prose lines; a span never crosses a blank line (a paragraph's end)."""
     commands: list[str] = []
     for paragraph in re.split(r"\n[ \t]*\n", "\n".join(prose)):
-        for match in _CODE_SPAN.finditer(paragraph):
+        for match in CODE_SPAN.finditer(paragraph):
             command = match.group(2).replace("\n", " ").strip()
             if command:
                 commands.append(command)
@@ -194,9 +155,9 @@ def _span_commands(prose: list[str]) -> list[str]:
 def _commands(body: str) -> list[str]:
     found: list[str] = []
     prose: list[str] = []
-    fences = _Fences()
+    fences = Fences()
     pending = ""
-    for _, line, _ in _lines(_without_comments(body)):
+    for _, line, _ in lines_with_offsets(_without_comments(body)):
         kind = fences.step(line)
         if kind is None:
             prose.append(line)
@@ -313,7 +274,7 @@ def _starts_with_blank_line(text: str) -> bool:
 def _content_end(text: str, start: int, end: int) -> int:
     """The offset just after the last non-blank line in text[start:end], else `start`."""
     last = start
-    for _, line, line_end in _lines(text, start, end):
+    for _, line, line_end in lines_with_offsets(text, start, end):
         if line.strip():
             last = line_end
     return last
@@ -330,19 +291,19 @@ def _block(markdown: str, newline: str, *, first_prefix: str = "", indent: str =
         lines.pop(0)
     while lines and not lines[-1].strip():
         lines.pop()
-    fences = _Fences()
+    fences = Fences()
     out: list[str] = []
     for line in lines:
         if fences.step(line) is None:
-            heading = _HEADING.fullmatch(line)
-            if heading is not None and len(heading.group(1)) <= 2:
+            found = markdown_heading(line)
+            if found is not None and found[0] <= 2:
                 line = "\\" + line.lstrip(" ")
         out.append(line)
     if fences.fence is not None:
         out.append(fences.fence)
     if not out:
         return ""
-    if first_prefix and _Fences().step(out[0]) is not None:
+    if first_prefix and Fences().step(out[0]) is not None:
         # `- ```` is no fence to the scanner: start the item on a line of its own.
         out.insert(0, "")
     shaped = [(first_prefix + out[0]).rstrip()]
@@ -407,8 +368,8 @@ def append_attempt(text: str, entry: str) -> str:
 
 def _marker_offset(text: str, section: Section) -> int | None:
     """Where REVIEW_MARKER's line starts in the section's body, outside fenced code."""
-    fences = _Fences()
-    for start, line, _ in _lines(text, section.body_start, section.body_end):
+    fences = Fences()
+    for start, line, _ in lines_with_offsets(text, section.body_start, section.body_end):
         if fences.step(line) is None and line.strip() == REVIEW_MARKER:
             return start
     return None

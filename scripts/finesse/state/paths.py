@@ -11,7 +11,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-STATE_SUBDIR = (".claude", "ralph")
+from finesse.support.git import OWN_DIR
+
+STATE_SUBDIR = tuple(OWN_DIR.split("/"))
 KILL_SWITCH_NAME = "STOP"
 
 # Claude Code session ids are UUIDs; anything else must never become part of a path.

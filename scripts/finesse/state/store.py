@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from finesse.errors import StateError
 from finesse.models import LoopState
 from finesse.schema import SchemaError
 from finesse.state.paths import StatePaths, is_valid_session_id
+from finesse.support.files import write_atomic
 from finesse.support.locks import LockTimeout, exclusive
 
 LOCK_TIMEOUT_SECONDS = 15.0
@@ -33,23 +33,6 @@ class CorruptStateError(StateError):
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Not tempfile: it costs the Stop hook more to import than this whole function takes.
-    temporary = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 class LoopStore:

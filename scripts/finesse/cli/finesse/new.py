@@ -24,7 +24,7 @@ from finesse.authoring.render import NOT_A_REPOSITORY, PlanFiles, render_files
 from finesse.authoring.spec import Spec, load_spec
 from finesse.errors import FinesseError, UsageError
 from finesse.state.paths import find_project_root
-from finesse.state.store import write_atomic
+from finesse.support.files import write_atomic
 
 DEFAULT_OUT_DIR = "finesse-plans"
 NO_COMMIT_YET = "none (no commit yet)"

@@ -1,0 +1,129 @@
+"""Files the plugin reads and writes, and file names shown to people. Standard library only:
+the Stop hook uses it.
+
+- `read_bytes` / `read_text`: a regular file only (a FIFO, a device or a socket is refused
+  before anything blocks on it), at most `limit` bytes, UTF-8 for text. Every refusal is a
+  `FileProblem`, one line: `<subject>: <what is wrong>; <what to do>`.
+- `write_atomic`: a temp file beside the target, then `os.replace`, so a crash leaves the
+  old file or the new one, never half of one.
+- `shown_name` / `shown_path`: a name fit for a one-line message, whatever bytes it holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import time
+from pathlib import Path
+
+from finesse.errors import UsageError
+
+MAX_TEXT_BYTES = 1024 * 1024
+
+
+class FileProblem(UsageError):
+    """A file could not be read as asked; `kind` says why (missing, directory, not-regular,
+    too-big, not-utf8, unreadable, bad-name)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def shown_name(name: str | os.PathLike[str]) -> str:
+    """A name fit for a one-line message: as it is when printable, else quoted with escapes
+    (a newline, a control character, or a byte that was not UTF-8)."""
+    text = os.fspath(name)
+    return text if text.isprintable() else ascii(text) if _has_surrogate(text) else repr(text)
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= char <= "\udfff" for char in text)
+
+
+def shown_path(path: Path, root: Path) -> str:
+    """`path` relative to the project root when it is under it, else absolute; shown_name."""
+    try:
+        return shown_name(path.resolve().relative_to(root.resolve()).as_posix())
+    except (ValueError, OSError):
+        return shown_name(str(path))
+
+
+def _size_words(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MiB" if limit % (1024 * 1024) == 0 else f"{limit} bytes"
+
+
+def read_bytes(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
+               missing_fix: str = "give the path of an existing file") -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; else a FileProblem.
+
+    The file is opened without blocking and checked with fstat before any read, so a FIFO
+    or a device at the path costs nothing and never hangs the caller.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise FileProblem(f"{subject}: no such file; {missing_fix}", "missing") from None
+    except IsADirectoryError:
+        raise FileProblem(f"{subject}: that is a directory; give a file", "directory") from None
+    except ValueError:  # an embedded NUL byte in the name
+        raise FileProblem(f"{subject}: not a usable file name", "bad-name") from None
+    except OSError as err:
+        raise FileProblem(f"{subject}: cannot read it ({err.strerror})", "unreadable") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise FileProblem(f"{subject}: that is a directory; give a file", "directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise FileProblem(f"{subject}: not a regular file (a FIFO, device or socket); "
+                              "give a plain file", "not-regular")
+        too_big = FileProblem(f"{subject}: over {_size_words(limit)}; point at a smaller file",
+                              "too-big")
+        if info.st_size > limit:
+            raise too_big
+        os.set_blocking(descriptor, True)
+        try:
+            data = handle.read(limit + 1)
+        except OSError as err:
+            raise FileProblem(f"{subject}: cannot read it ({err.strerror})",
+                              "unreadable") from None
+    if len(data) > limit:
+        raise too_big
+    return data
+
+
+def read_text(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
+              missing_fix: str = "give the path of an existing file") -> str:
+    """`read_bytes`, decoded as UTF-8 (a FileProblem when it is not)."""
+    data = read_bytes(path, subject=subject, limit=limit, missing_fix=missing_fix)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FileProblem(f"{subject}: not UTF-8 text; save it as UTF-8", "not-utf8") from None
+
+
+def is_regular_file(path: Path) -> bool:
+    """Whether `path` is a regular file (following links); never blocks, never raises."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` (UTF-8; lone surrogates from undecodable names kept as their bytes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Not tempfile: it costs the Stop hook more to import than this whole function takes.
+    temporary = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(text.encode("utf-8", errors="surrogateescape"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
