@@ -24,10 +24,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 from finesse import signals
-from finesse.loop.gate import GateStep
-from finesse.models import IterationRecord, LoopState, Outcome, replace
+from finesse.models import CommandResult, GateStep, IterationRecord, LoopState, Outcome, replace
 from finesse.prompts import iteration_header, loop_prompt, protocol_notes, repair_prompt
-from finesse.support.verify import CommandResult, failure_excerpt
+from finesse.support.verify import failure_excerpt
 
 __all__ = ["Decision", "Observation", "decide", "iteration_header", "loop_prompt",
            "protocol_notes"]

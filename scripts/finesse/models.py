@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from finesse import schema
-from finesse.support.verify import CommandResult
 
 Outcome = Literal[
     "success", "limit", "cancelled", "blocked", "failure", "quiesced", "timeout", "error"
@@ -28,6 +27,43 @@ def _at_least_one(record: object, *names: str) -> None:
     for name in names:
         if getattr(record, name) < 1:
             raise ValueError(name, "expected an integer >= 1")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """One verification command's outcome.
+
+    `exit_code` is None when the command timed out or could not start; a negative code means
+    the shell itself was killed by that signal. `output_tail` is the end of stdout and stderr
+    together, decoded as UTF-8 with replacement; `output_bytes` counts all of it.
+    """
+
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    duration_seconds: float
+    output_tail: str
+    output_bytes: int
+    fingerprint: str
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class GateStep:
+    results: list[CommandResult]
+    action: str  # committed | empty | repair | reverted | error
+    commit: str | None = None
+    restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    baseline: list[CommandResult] | None = None  # the gate on the reverted baseline
+    error: str = ""
+
+    @property
+    def green(self) -> bool:
+        return all(result.passed for result in self.results)
 
 
 @dataclass(frozen=True)

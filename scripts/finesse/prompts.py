@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from finesse.models import LoopState
+from finesse.models import CommandResult, LoopState
 from finesse.state.paths import StatePaths
-from finesse.support.verify import CommandResult, failure_excerpt
+from finesse.support.verify import failure_excerpt
 
 RECORD_REQUEST = (
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "

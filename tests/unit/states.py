@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from finesse.models import LoopState, replace
+from finesse.models import CommandResult, LoopState, replace
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
-from finesse.support.verify import CommandResult, fingerprint
+from finesse.support.verify import fingerprint
 
 SESSION = "0b7c5c3e-1f2a-4d3b-8c4d-5e6f7a8b9c0d"
 OTHER_SESSION = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"

@@ -9,13 +9,18 @@ from pathlib import Path
 import pytest
 
 from finesse.engine import Decision, Observation, decide, iteration_header
-from finesse.loop.gate import GateStep
 from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest
 from finesse.loop.lifecycle import latest_resumable, resume_loop
-from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
+from finesse.models import (
+    CommandResult,
+    GateStep,
+    IterationRecord,
+    LoopState,
+    ResumeRecord,
+    replace,
+)
 from finesse.signals import digest
 from finesse.support import git as gitstate
-from finesse.support.verify import CommandResult
 from tests.unit.states import SESSION, T0, T1, command_result, git, make_state, store_for
 
 ROOT = Path("/project")

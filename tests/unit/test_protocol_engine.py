@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from finesse.engine import Decision, Observation, decide, loop_prompt
-from finesse.models import IterationRecord, LoopState, replace
+from finesse.models import CommandResult, IterationRecord, LoopState, replace
 from finesse.signals import digest
-from finesse.support.verify import CommandResult
 from tests.unit.states import T0, T1, command_result, make_state
 
 ROOT = Path("/project")

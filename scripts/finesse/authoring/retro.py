@@ -40,8 +40,9 @@ from finesse.authoring.prompt_check.structure import find_phases
 from finesse.authoring.prompt_check.validate import read_text
 from finesse.authoring.prompt_check.vocabulary import VERIFY
 from finesse.errors import UsageError
+from finesse.models import CommandResult
 from finesse.state.paths import STATE_SUBDIR, StatePaths
-from finesse.support.verify import CommandResult, run_command
+from finesse.support.verify import run_command
 
 TAIL_CHARS = 2000
 REPORT_MAX_CHARS = 20_000

@@ -17,14 +17,14 @@ from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, block, tell_user
 from finesse.loop.gate import run_gate_step
 from finesse.loop.lifecycle import finish, record_iteration
-from finesse.models import StopInput
+from finesse.models import CommandResult, StopInput
 from finesse.schema import SchemaError, from_json
 from finesse.signals import claims_completion
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import CorruptStateError, LoopStore, utcnow
 from finesse.support import git as gitstate
 from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
-from finesse.support.verify import CommandResult, run_command
+from finesse.support.verify import run_command
 
 # The hook's own timeout in hooks.json is 3600 s; verification must end well before it.
 VERIFY_BUDGET_SECONDS = 3000.0

@@ -10,29 +10,12 @@ happened; `engine.decide` turns it into counters, ending rules and the next prom
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from finesse.errors import FinesseError
-from finesse.models import LoopState
-from finesse.support.verify import CommandResult
+from finesse.models import CommandResult, GateStep, LoopState
 
 Runner = Callable[[Sequence[str], Path], list[CommandResult]]
-
-
-@dataclass(frozen=True)
-class GateStep:
-    results: list[CommandResult]
-    action: str  # committed | empty | repair | reverted | error
-    commit: str | None = None
-    restored: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    baseline: list[CommandResult] | None = None  # the gate on the reverted baseline
-    error: str = ""
-
-    @property
-    def green(self) -> bool:
-        return all(result.passed for result in self.results)
 
 
 def summary_line(reply: str | None) -> str:

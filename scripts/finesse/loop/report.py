@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from finesse.engine import RESUMABLE
-from finesse.models import IterationRecord, LoopState
-from finesse.support.verify import CommandResult, fence_for
+from finesse.models import CommandResult, IterationRecord, LoopState
+from finesse.support.verify import fence_for
 
 TITLES = {
     "success": "success",

@@ -18,8 +18,9 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from finesse.models import CommandResult
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
 DEFAULT_TAIL_CHARS = 4000
@@ -38,28 +39,6 @@ _HEX_RUN = re.compile(r"(?<![0-9A-Za-z])(?=[0-9A-Fa-f]*[0-9])[0-9A-Fa-f]{8,}(?![
 _DIGITS = re.compile(r"[0-9]+")
 _RULE = re.compile(r"([=\-_*~+#.])\1{3,}")
 _BACKTICKS = re.compile(r"`+")
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """One verification command's outcome.
-
-    `exit_code` is None when the command timed out or could not start; a negative code means
-    the shell itself was killed by that signal. `output_tail` is the end of stdout and stderr
-    together, decoded as UTF-8 with replacement; `output_bytes` counts all of it.
-    """
-
-    command: str
-    exit_code: int | None
-    timed_out: bool
-    duration_seconds: float
-    output_tail: str
-    output_bytes: int
-    fingerprint: str
-
-    @property
-    def passed(self) -> bool:
-        return self.exit_code == 0
 
 
 def normalise_output(text: str) -> str:
