@@ -11,14 +11,13 @@ import git
 import pytest
 
 from finesse.errors import UsageError
-from finesse.loop.gate_git import (
+from finesse.loop.gate.commits import (
     GateError,
     RevertResult,
     check_can_gate,
     commit_iteration,
     commit_message,
     head_sha,
-    is_linked_worktree,
     revert_to,
     snapshot,
 )
@@ -269,13 +268,17 @@ def test_the_loops_files_staged_by_the_agent_are_not_committed(project: Path) ->
     assert (project / ".claude/ralph/loop.json").read_text() == '{"iteration": 3}\n'
 
 
-def test_a_root_below_the_top_commits_the_whole_tree_but_its_own_files(project: Path) -> None:
+def test_a_root_below_the_top_commits_only_its_own_directory(project: Path) -> None:
+    # A project in a subdirectory of a repository (a monorepo): the loop commits what
+    # changed in its directory, never a file elsewhere in the repository. (This test used to
+    # assert that the whole tree was committed: that swept in the user's files.)
     own_file(project / "src")
     write(project, "docs/guide.md", "guide\n")
+    write(project, "src/new.py", "new\n")
     sha = commit_iteration(project / "src", iteration=1, summary="docs", loop_id="l1")
     assert sha is not None
-    assert run_git(project, "show", "--name-status", "--format=", sha) == "A\tdocs/guide.md\n"
-    assert status(project) == "?? src/.claude/\n"
+    assert run_git(project, "show", "--name-status", "--format=", sha) == "A\tsrc/new.py\n"
+    assert status(project) == "?? docs/\n?? src/.claude/\n"
 
 
 def forget_identity(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -470,7 +473,7 @@ def test_revert_to_an_unknown_commit_is_an_error(project: Path) -> None:
     assert str(refused.value) == f"cannot revert to {'0' * 40}: no such commit in {top}"
 
 
-# --- head_sha, is_linked_worktree ------------------------------------------------------------
+# --- head_sha ------------------------------------------------------------
 
 
 def test_head_sha(project: Path) -> None:
@@ -481,10 +484,3 @@ def test_head_sha_outside_a_repository(tmp_path: Path) -> None:
     with pytest.raises(GateError) as failed:
         head_sha(tmp_path)
     assert str(failed.value) == f"{tmp_path} is not in a git repository"
-
-
-def test_is_linked_worktree(git_repo: Path, tmp_path: Path) -> None:
-    run_git(git_repo, "worktree", "add", "-q", "-b", "feature", str(tmp_path / "linked"))
-    (tmp_path / "linked/docs").mkdir()
-    assert [is_linked_worktree(git_repo), is_linked_worktree(tmp_path / "linked"),
-            is_linked_worktree(tmp_path / "linked/docs")] == [False, True, True]

@@ -15,7 +15,7 @@ from finesse.engine import Observation, decide
 from finesse.errors import StateError
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, block, tell_user
-from finesse.loop.gate import run_gate_step
+from finesse.loop.gate.step import run_gate_step
 from finesse.loop.lifecycle import finish, record_iteration
 from finesse.models import CommandResult, StopInput
 from finesse.schema import SchemaError, from_json
@@ -89,8 +89,7 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
             gate_step = None
             if state.gate and not cancelled:
                 gate_step = run_gate_step(
-                    state, root, reply, lambda commands, where: verify_all(commands, where, env),
-                    env,
+                    state, root, reply, lambda commands, where: verify_all(commands, where, env)
                 )
             decision = decide(state, Observation(
                 reply=reply,

@@ -44,7 +44,7 @@ def start_loop(
     store.paths.loop_done_file(session_id).unlink(missing_ok=True)  # a stale signal
     snapshot = base = None
     if request.gate:
-        from finesse.loop import gate_git  # GitPython: only gate mode pays for it
+        from finesse.loop.gate import commits as gate_git
 
         gate_git.check_can_gate(store.paths.root, allow_dirty=request.allow_dirty)
         if request.allow_dirty:

@@ -60,6 +60,12 @@ class Completed:
         return lines[-1] if lines else f"exit status {self.code}"
 
 
+def join_names(names: Sequence[str]) -> bytes:
+    """Names for `--pathspec-from-file=- --pathspec-file-nul`, encoded as the file system
+    holds them."""
+    return b"".join(os.fsencode(name) + b"\0" for name in names)
+
+
 def split_names(out: bytes) -> list[str]:
     """The NUL-separated names of a `-z` listing, decoded for the file system."""
     return [os.fsdecode(name) for name in out.split(b"\0") if name]
@@ -71,21 +77,24 @@ class Git:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def run(self, *args: str, env: dict[str, str] | None = None,
+    def run(self, *args: str, env: dict[str, str] | None = None, data: bytes | None = None,
             timeout: float = GIT_TIMEOUT_SECONDS) -> Completed:
-        """Run `git ARGS`; an unstartable or hung git is exit code -1, never an exception."""
+        """Run `git ARGS` (`data` on its stdin); an unstartable or hung git is exit code -1,
+        never an exception."""
         try:
             done = subprocess.run(
                 ["git", *args], cwd=self.root, capture_output=True, timeout=timeout,
-                stdin=subprocess.DEVNULL, env=None if env is None else {**os.environ, **env},
+                input=data, stdin=subprocess.DEVNULL if data is None else None,
+                env=None if env is None else {**os.environ, **env},
             )
         except (OSError, ValueError, subprocess.TimeoutExpired) as err:
             return Completed(-1, b"", str(err).encode())
         return Completed(done.returncode, done.stdout, done.stderr)
 
-    def out(self, *args: str, env: dict[str, str] | None = None) -> bytes:
+    def out(self, *args: str, env: dict[str, str] | None = None,
+            data: bytes | None = None) -> bytes:
         """Run `git ARGS` and return its stdout; a GitError naming the command on failure."""
-        done = self.run(*args, env=env)
+        done = self.run(*args, env=env, data=data)
         if done.code != 0:
             raise GitError(f"git {args[0]} failed in {self.root}: {done.reason()}")
         return done.out

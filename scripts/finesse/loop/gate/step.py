@@ -9,20 +9,20 @@ happened; `engine.decide` turns it into counters, ending rules and the next prom
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from finesse.errors import FinesseError
+from finesse.loop.gate import commits
 from finesse.models import CommandResult, GateStep, LoopState
+from finesse.signals import record_fields
+from finesse.support.markdown import strip_code
 
 Runner = Callable[[Sequence[str], Path], list[CommandResult]]
 
 
 def summary_line(reply: str | None) -> str:
     """The first line of the agent's summary: its `Approach:` line, else its first line."""
-    from finesse.signals import record_fields
-    from finesse.support.markdown import strip_code
-
     text = reply or ""
     approach = record_fields(text).get("approach")
     if approach:
@@ -30,31 +30,21 @@ def summary_line(reply: str | None) -> str:
     return next((line.strip() for line in strip_code(text).splitlines() if line.strip()), "")
 
 
-def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
-                  env: Mapping[str, str]) -> GateStep:
+def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner) -> GateStep:
     results = run(state.gate, root)
-    from finesse.support import runtime
-
-    try:
-        # GitPython lives in the plugin's environment, which starting the loop built; the
-        # Stop path itself never builds it.
-        runtime.activate(env, may_build=False)
-    except runtime.RuntimeMissing as err:
-        return GateStep(results, "error", error=str(err))
-    from finesse.loop import gate_git
-
     try:
         if all(result.passed for result in results):
-            commit = gate_git.commit_iteration(root, iteration=state.iteration,
-                                               summary=summary_line(reply), loop_id=state.loop_id)
-            head = gate_git.head_sha(root)
+            commit = commits.commit_iteration(root, iteration=state.iteration,
+                                              summary=summary_line(reply),
+                                              loop_id=state.loop_id)
+            head = commits.head_sha(root)
             if commit is None and head != state.iteration_base:
                 commit = head  # the agent committed its work itself
             return GateStep(results, "committed" if commit else "empty", commit=commit)
         if not state.repairing:
             return GateStep(results, "repair")
-        base = state.iteration_base or gate_git.head_sha(root)
-        reverted = gate_git.revert_to(root, base, loop_id=state.loop_id)
+        base = state.iteration_base or commits.head_sha(root)
+        reverted = commits.revert_to(root, base, loop_id=state.loop_id)
         return GateStep(results, "reverted", commit=reverted.revert_commit,
                         restored=list(reverted.restored), removed=list(reverted.removed),
                         baseline=run(state.gate, root))

@@ -1,0 +1,417 @@
+"""Git for gate mode: refuse to start on an unsafe tree, commit a green iteration, and put a
+red one back to the commit it started from.
+
+Everything runs the git binary through `finesse.support.git.Git`, in the project root, on
+the Stop path of a gate loop (so no GitPython: its import alone would cost more than the
+hook's budget). The scope of every query, commit and revert is the project directory
+(`.`), less the plugin's own folder (`OWN_EXCLUDE`): in a monorepo, files outside the
+project are never staged, committed, restored or removed, and a user's staged changes
+outside it stay staged. Paths in results are relative to the project root. Nothing here
+pushes, changes branch, moves a branch backwards, or rewrites a commit.
+
+Files are staged by name (`--literal-pathspecs`, names fed NUL-separated), never by a
+pathspec that names an ignored folder, so a project that ignores `.claude/` (or only
+`.claude/ralph/`) works, and any byte in a file name survives.
+
+Commits skip the project's pre-commit and commit-msg hooks (`--no-verify`): the gate
+commands are the loop's check, and a hook that rejects an automated commit would stop an
+unattended loop for no reason of its own. `prepare-commit-msg` cannot be skipped that way;
+when it (or anything else) makes a commit fail, the index is put back exactly as it was and
+the error names the hook.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from finesse.errors import FinesseError, UsageError
+from finesse.support.files import shown_name
+from finesse.support.git import OWN_DIR, OWN_EXCLUDE, SCOPE, Git, GitError, join_names, split_names
+
+SUBJECT_LIMIT = 72
+# Used for commits only when git has no configured identity: see _identity_env.
+FALLBACK_NAME = "finesse"
+FALLBACK_EMAIL = "finesse@localhost"
+SUBMODULE_MODE = "160000"
+
+
+class GateError(FinesseError):
+    """Git could not do what gate mode needed; str(err) is one line saying what failed."""
+
+
+@dataclass(frozen=True)
+class RevertResult:
+    """What revert_to did, for the loop history and the report; paths sorted, relative to
+    the project root.
+
+    `restored`: tracked files put back to their content at `commit` (modified or deleted by
+    the iteration). `removed`: files the iteration created and revert_to deleted.
+    `untouched`: submodules whose checkout changed; their insides are not reverted. When the
+    agent committed during the iteration, `undone_commits` lists its commits (oldest first)
+    and `revert_commit` is the new commit on top that restores the tree of `commit` (None
+    when the agent's commits and edits added up to no change).
+    """
+
+    commit: str
+    restored: tuple[str, ...]
+    removed: tuple[str, ...]
+    undone_commits: tuple[str, ...] = ()
+    revert_commit: str | None = None
+    untouched: tuple[str, ...] = ()
+
+
+def _git(root: Path) -> Git:
+    return Git(root)
+
+
+def _out(git: Git, *args: str, data: bytes | None = None) -> bytes:
+    try:
+        return git.out(*args, data=data)
+    except GitError as err:
+        raise GateError(str(err)) from None
+
+
+def head_sha(root: Path) -> str:
+    """The sha of HEAD; GateError outside a repository or before the first commit."""
+    git = _git(root)
+    sha = git.text("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if sha:
+        return sha
+    if git.text("rev-parse", "--is-inside-work-tree") != "true":
+        raise GateError(f"{root} is not in a git repository")
+    raise GateError(f"{root} has no commit yet: gate mode needs one to start from")
+
+
+def current_branch(root: Path) -> str | None:
+    """The branch HEAD is on (`refs/heads/...`), None when HEAD is detached."""
+    return _git(root).text("symbolic-ref", "--quiet", "HEAD") or None
+
+
+def _changes(git: Git) -> list[str]:
+    """Paths with uncommitted changes: tracked or staged ones first, then untracked ones git
+    does not ignore (the order `git status` shows)."""
+    tracked = _out(git, "diff", "HEAD", "--name-only", "--relative", "-z", *SCOPE)
+    staged = _out(git, "diff", "--cached", "--name-only", "--relative", "-z", *SCOPE)
+    return [*sorted({*split_names(tracked), *split_names(staged)}), *sorted(_untracked(git))]
+
+
+def _untracked(git: Git) -> list[str]:
+    """Untracked files git does not ignore; a nested repository (`dir/`) is left out."""
+    out = _out(git, "ls-files", "--others", "--exclude-standard", "-z", *SCOPE)
+    return [name for name in split_names(out) if not name.endswith("/")]
+
+
+def check_can_gate(root: Path, *, allow_dirty: bool) -> None:
+    """Refuse, with a UsageError saying what to do, a tree gate mode cannot safely run on.
+
+    Outside a git repository, in a bare one, before the first commit, on a detached HEAD,
+    or with uncommitted changes in the project (tracked, staged, or untracked and not
+    ignored) unless `allow_dirty`. Files under `.claude/ralph/`, ignored files and files
+    outside the project directory never count as changes.
+    """
+    git = _git(root)
+    inside = git.text("rev-parse", "--is-inside-work-tree")
+    if inside != "true":
+        bare = git.text("rev-parse", "--is-bare-repository") == "true"
+        if bare:
+            raise UsageError(f"gate mode needs a working tree and {root} is in a bare "
+                             "repository: run it in a checkout instead")
+        raise UsageError(
+            f"gate mode needs a git repository and {root} is not in one: run `git init` and "
+            "commit the project first, or leave out --gate"
+        )
+    if not git.text("rev-parse", "--verify", "--quiet", "HEAD^{commit}"):
+        raise UsageError(
+            "gate mode needs a commit to revert to and this repository has none yet: "
+            "commit the project (`git add -A && git commit -m initial`) first"
+        )
+    if current_branch(root) is None:
+        raise UsageError(
+            f"gate mode commits on a branch and HEAD is detached at {head_sha(root)[:12]}: "
+            "run `git switch <branch>` (or `git switch -c <new-branch>`) first"
+        )
+    changed = [] if allow_dirty else _changes(git)
+    if changed:
+        more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+        raise UsageError(
+            f"gate mode needs a clean working tree and {shown_name(changed[0])}{more} has "
+            "uncommitted changes: commit or stash them, or pass --allow-dirty to commit them "
+            "as a snapshot first"
+        )
+
+
+def _identity_env(git: Git) -> dict[str, str]:
+    """FALLBACK_NAME <FALLBACK_EMAIL> for the author or committer git has no identity for.
+
+    An identity counts as configured when git can name it without guessing: from git config
+    (`user.*`, `author.*`, `committer.*`) or GIT_AUTHOR_*/GIT_COMMITTER_* in the environment.
+    Otherwise git would commit as a guessed `user@host`, or refuse to commit at all and stop
+    an unattended loop; the fallback makes the loop's commits plain to see instead.
+    """
+    env: dict[str, str] = {}
+    for role in ("AUTHOR", "COMMITTER"):
+        if git.run("-c", "user.useConfigOnly=true", "var", f"GIT_{role}_IDENT").code != 0:
+            env[f"GIT_{role}_NAME"] = FALLBACK_NAME
+            env[f"GIT_{role}_EMAIL"] = FALLBACK_EMAIL
+    return env
+
+
+class _SavedIndex:
+    """The index file's bytes, put back when a commit fails half-way."""
+
+    def __init__(self, git: Git) -> None:
+        name = _out(git, "rev-parse", "--git-path", "index").decode().strip()
+        self.path = Path(name) if Path(name).is_absolute() else git.root / name
+        try:
+            self.data: bytes | None = self.path.read_bytes()
+        except FileNotFoundError:
+            self.data = None
+
+    def restore(self) -> None:
+        if self.data is None:
+            self.path.unlink(missing_ok=True)
+        else:
+            self.path.write_bytes(self.data)
+
+
+def _scope_changes(git: Git) -> list[str]:
+    """Every path of the project (less OWN_DIR) whose state differs from the index or HEAD:
+    modified, deleted, and untracked not ignored."""
+    modified = _out(git, "ls-files", "--modified", "--deleted", "-z", *SCOPE)
+    staged = _out(git, "diff", "--cached", "--name-only", "--relative", "-z", *SCOPE)
+    return sorted({*split_names(modified), *split_names(staged), *_untracked(git)})
+
+
+def _stage(git: Git, names: Sequence[str]) -> None:
+    if not names:
+        return
+    _out(git, "--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
+         "--pathspec-file-nul", data=join_names(names))
+
+
+def _hook_problem(git: Git, reason: str) -> str:
+    """Why `git commit` failed, naming the repository's prepare-commit-msg hook when one
+    is installed (it runs even with --no-verify, and git itself names no hook)."""
+    hooks = git.text("rev-parse", "--git-path", "hooks")
+    if hooks:
+        hook = Path(hooks) if Path(hooks).is_absolute() else git.root / hooks
+        hook = hook / "prepare-commit-msg"
+        if hook.is_file() and os.access(hook, os.X_OK):
+            said = "" if reason.startswith("exit status") else f" ({reason})"
+            return (f"the repository's prepare-commit-msg hook {hook} rejected the commit"
+                    f"{said}: fix the hook, or remove it for this loop; nothing was committed")
+    return f"git commit failed in {git.root}: {reason}; nothing was committed"
+
+
+def _commit(git: Git, message: str, names: Sequence[str]) -> str | None:
+    """Commit the changes of `names` (the project's, nothing else) with `message`; None
+    when they add up to no change. On failure the index is put back as it was."""
+    saved = _SavedIndex(git)
+    try:
+        _stage(git, names)
+        staged = split_names(_out(git, "diff", "--cached", "--name-only", "--relative", "-z",
+                                  *SCOPE))
+        if not staged:
+            saved.restore()
+            return None
+        # --only with the staged names: a user's staged changes outside the project stay
+        # staged and out of the commit. --cleanup=whitespace: a `commit.cleanup=strip`
+        # setting would drop a summary line that starts with "#".
+        done = git.run("--literal-pathspecs", "commit", "--quiet", "--no-verify",
+                       "--cleanup=whitespace", "-m", message, "--only",
+                       "--pathspec-from-file=-", "--pathspec-file-nul",
+                       env=_identity_env(git), data=join_names(staged))
+        if done.code != 0:
+            raise GateError(_hook_problem(git, done.reason()))
+    except BaseException:
+        saved.restore()
+        raise
+    _unstage_own(git)
+    return head_sha(git.root)
+
+
+def _unstage_own(git: Git) -> None:
+    """An agent's `git add -A` stages the loop's own files too when the project does not
+    ignore them; they never stay staged."""
+    if git.run("diff", "--cached", "--quiet", "--", OWN_DIR).code == 1:
+        _out(git, "restore", "--staged", "--", OWN_DIR)
+
+
+def snapshot(root: Path, message: str) -> str | None:
+    """Commit the starting state (for --allow-dirty) as its own commit, with `message`.
+
+    Every change in the project outside `.claude/ralph/` is committed: tracked, staged,
+    deleted, and untracked files git does not ignore. Returns the new commit's sha, or None
+    when there was nothing to commit.
+    """
+    git = _git(root)
+    return _commit(git, message, _scope_changes(git))
+
+
+def _subject_text(summary: str) -> str:
+    for line in summary.splitlines():
+        words = line.split()
+        if words:
+            return " ".join(words)
+    return "no summary"
+
+
+def commit_message(*, iteration: int, summary: str, loop_id: str) -> str:
+    """`ralph: iteration N: <summary's first non-blank line>`, a blank line, the trailer.
+
+    The subject is kept to SUBJECT_LIMIT characters, cut at a word where it can be and
+    ended with "..."; whitespace runs become one space; characters git cannot carry in a
+    message (NUL, other control characters, lone surrogates) become U+FFFD; an empty
+    summary reads "no summary".
+    """
+    if not loop_id or len(loop_id.split()) != 1 or loop_id != loop_id.strip():
+        raise ValueError(f"a loop id is one word, got {loop_id!r}")
+    prefix = f"ralph: iteration {iteration}: "
+    text = _subject_text(_committable(summary))
+    room = SUBJECT_LIMIT - len(prefix)
+    if len(text) > room:
+        cut = text[: room - 3]
+        space = cut.rfind(" ")
+        if space > len(cut) // 2:
+            cut = cut[:space]
+        text = cut.rstrip() + "..."
+    return f"{prefix}{text}\n\nRalph-Loop: {loop_id}\n"
+
+
+def _committable(text: str) -> str:
+    return "".join("\ufffd" if (ord(char) < 32 and char not in "\n\t")
+                   or "\ud800" <= char <= "\udfff" else char for char in text)
+
+
+def commit_iteration(root: Path, *, iteration: int, summary: str, loop_id: str) -> str | None:
+    """Commit what a green iteration changed in the project, on the current branch; return
+    the sha, or None (no commit) when the iteration changed nothing.
+
+    The repository's identity is used; when git has none configured, author and committer
+    are `finesse <finesse@localhost>` instead of a failed commit. Commits the agent made
+    itself during the iteration stay as they are: compare head_sha() with the iteration's
+    start to see them.
+    """
+    message = commit_message(iteration=iteration, summary=summary, loop_id=loop_id)
+    git = _git(root)
+    return _commit(git, message, _scope_changes(git))
+
+
+def _remove_created(root: Path, names: list[str]) -> None:
+    """Delete these files, then each parent directory their removal leaves empty."""
+    for name in names:
+        path = root / name
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise GateError(f"could not remove {shown_name(name)} while reverting: "
+                            f"{error.strerror}") from None
+        parent = path.parent
+        while parent != root and parent.is_relative_to(root):
+            try:
+                parent.rmdir()
+            except OSError:  # not empty (or not ours to remove): stop here
+                break
+            parent = parent.parent
+
+
+def _diff_paths(git: Git, commit: str) -> tuple[list[str], list[str], list[str]]:
+    """Tracked paths that differ from `commit`: (changed or deleted, added, submodules)."""
+    out = _out(git, "diff", "--no-renames", "--raw", "--relative", "-z", commit, *SCOPE)
+    fields = [field for field in out.split(b"\0") if field]
+    changed: list[str] = []
+    added: list[str] = []
+    submodules: list[str] = []
+    for info, raw_name in zip(fields[::2], fields[1::2], strict=True):
+        # ":100644 100644 <sha> <sha> M"
+        parts = info.decode().split()
+        name = os.fsdecode(raw_name)
+        if SUBMODULE_MODE in (parts[0].lstrip(":"), parts[1]):
+            submodules.append(name)
+        elif parts[-1] == "A":
+            added.append(name)
+        else:
+            changed.append(name)
+    return changed, added, submodules
+
+
+def revert_to(root: Path, commit: str, *, loop_id: str | None = None,
+              keep: Sequence[str] = ()) -> RevertResult:
+    """Put the project back to `commit`, the commit the iteration started from.
+
+    Tracked files are restored (modified and deleted ones), staged changes dropped, files
+    the iteration created removed (untracked ones git does not ignore, and ones it staged),
+    with the directories their removal leaves empty; `keep` names untracked files that were
+    there when the iteration started, which it therefore did not create. `.claude/ralph/`,
+    everything git ignores, and everything outside the project directory are never touched.
+    Ignored means ignored by `commit`'s rules: `.gitignore` files are restored before
+    untracked files are listed, so an iteration that edits them can neither get a file
+    ignored before it, such as `.env`, deleted, nor hide a file it made. An untracked nested
+    git repository is left in place, as `git clean` without -ff would. A submodule whose
+    checkout the iteration changed is not reverted inside: it is listed in `untouched`.
+
+    HEAD normally is `commit` and does not move. If the agent committed during the
+    iteration, HEAD is a descendant of `commit` on the same branch: those commits are the
+    iteration's changes, yet rewriting them is off limits (the branch is never moved back),
+    so a new commit on top restores the project's tree at `commit` (message "ralph: revert
+    to <sha>", with a Ralph-Loop trailer when `loop_id` is given). Every commit stays
+    reachable and listed in the result. Any other move of HEAD (detached, reset, amended or
+    rebased away from `commit`) raises GateError and changes nothing.
+    """
+    git = _git(root)
+    target = git.text("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
+    if not target:
+        raise GateError(f"cannot revert to {commit}: no such commit in {root}")
+    head = head_sha(root)
+    undone: tuple[str, ...] = ()
+    if head != target:
+        if current_branch(root) is None:
+            raise GateError(
+                f"HEAD was detached at {head[:12]} during the iteration; not reverting: "
+                f"switch back to the loop's branch, at or after {target[:12]}"
+            )
+        if git.run("merge-base", "--is-ancestor", target, head).code != 0:
+            raise GateError(
+                f"the branch moved off {target[:12]} during the iteration (reset, amend "
+                f"or rebase); not reverting: restore it by hand (git reflog lists both)"
+            )
+        undone = tuple(_out(git, "rev-list", "--reverse", f"{target}..{head}").decode().split())
+    changed, added, submodules = _diff_paths(git, target)
+    restorable = [*changed, *added]
+    if restorable:
+        # Tracked files first, .gitignore files among them, so that what counts as ignored
+        # below is what `commit` ignores.
+        _out(git, "--literal-pathspecs", "restore", f"--source={target}", "--staged",
+             "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul",
+             data=join_names(restorable))
+    kept = set(keep)
+    created = sorted(name for name in _untracked(git) if name not in kept)
+    _remove_created(root, created)
+    revert_commit = None
+    if undone:
+        trailer = f"\n\nRalph-Loop: {loop_id}" if loop_id else ""
+        # The restore staged the project's tree at `target` already: nothing more to add.
+        revert_commit = _commit(git, f"ralph: revert to {target[:12]}{trailer}\n", [])
+    return RevertResult(
+        commit=target,
+        restored=tuple(sorted(changed)),
+        removed=tuple(sorted({*added, *created})),
+        undone_commits=undone,
+        revert_commit=revert_commit,
+        untouched=tuple(sorted(submodules)),
+    )
+
+
+def untracked_files(root: Path) -> list[str]:
+    """The project's untracked files git does not ignore (less OWN_DIR)."""
+    return _untracked(_git(root))
+
+
+__all__ = ["OWN_EXCLUDE", "GateError", "RevertResult", "check_can_gate", "commit_iteration",
+           "commit_message", "current_branch", "head_sha", "revert_to", "snapshot",
+           "untracked_files"]
