@@ -12,8 +12,9 @@ import pytest
 
 from finesse.errors import UsageError
 from finesse.hooks import stop
-from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest, StartRequest, parse_loop_args
+from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest
 from finesse.loop.lifecycle import latest_resumable, resume_loop, start_loop
+from finesse.loop.request import StartRequest, start_request
 from finesse.models import LoopState
 from finesse.state.store import utcnow
 from tests.unit.states import SESSION, git, store_for
@@ -73,7 +74,7 @@ def project_status(root: Path) -> str:
 def start(root: Path, args: str) -> LoopState:
     store = store_for(root)
     with store.locked(SESSION):
-        return start_loop(store, SESSION, parse_loop_args(args, root), utcnow())
+        return start_loop(store, SESSION, start_request(args, root), utcnow())
 
 
 def stop_hook(root: Path, reply: str) -> dict[str, Any] | None:
@@ -138,7 +139,7 @@ def project(request: pytest.FixtureRequest, git_repo: Path, tmp_path: Path) -> P
 
 
 def test_gate_is_repeatable_and_allow_dirty_and_effort_are_taken(tmp_path: Path) -> None:
-    request = parse_loop_args(
+    request = start_request(
         'Work --gate "pytest -q" --gate "ruff check ." --allow-dirty --effort xhigh', tmp_path)
     assert request == StartRequest(prompt="Work", gate=["pytest -q", "ruff check ."],
                                    allow_dirty=True, effort="xhigh")
@@ -146,7 +147,7 @@ def test_gate_is_repeatable_and_allow_dirty_and_effort_are_taken(tmp_path: Path)
 
 @pytest.mark.parametrize("level", EFFORT_LEVELS)
 def test_every_effort_level_is_taken(tmp_path: Path, level: str) -> None:
-    assert parse_loop_args(f"Work --effort {level}", tmp_path) == StartRequest(
+    assert start_request(f"Work --effort {level}", tmp_path) == StartRequest(
         prompt="Work", effort=level)
 
 
@@ -159,13 +160,13 @@ def test_every_effort_level_is_taken(tmp_path: Path, level: str) -> None:
 ])
 def test_gate_options_refused(tmp_path: Path, args: str, message: str) -> None:
     with pytest.raises(UsageError) as refused:
-        parse_loop_args(args, tmp_path)
+        start_request(args, tmp_path)
     assert str(refused.value) == message
 
 
 def test_a_plans_gate_section_adds_its_commands(tmp_path: Path) -> None:
     write(tmp_path, "tasks/todo.md", PLAN)
-    request = parse_loop_args('--plan tasks/todo.md --gate "pytest -q" --gate "true"', tmp_path)
+    request = start_request('--plan tasks/todo.md --gate "pytest -q" --gate "true"', tmp_path)
     assert request == StartRequest(
         prompt=("Work through the plan in tasks/todo.md: read it, take the first incomplete, "
                 "unblocked task, do it (test first for behaviour changes), run its "

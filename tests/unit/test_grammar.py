@@ -14,22 +14,21 @@ from finesse.errors import UsageError
 from finesse.loop.grammar import (
     LOOP_USAGE,
     SlashCommand,
-    StartRequest,
     expect_no_args,
     match_command,
-    parse_loop_args,
 )
+from finesse.loop.request import StartRequest, start_request
 
 ROOT = Path("/nonexistent-finesse-root")
 
 
 def parse(args: str, root: Path = ROOT) -> StartRequest:
-    return parse_loop_args(args, root)
+    return start_request(args, root)
 
 
 def refusal(args: str, root: Path = ROOT) -> str:
     with pytest.raises(UsageError) as caught:
-        parse_loop_args(args, root)
+        start_request(args, root)
     message = str(caught.value)
     assert "\n" not in message and message.strip() == message and message
     return message
@@ -257,20 +256,20 @@ def test_empty_promise_file_refused(tmp_path: Path) -> None:
 def test_non_utf8_file_refused(tmp_path: Path) -> None:
     (tmp_path / "latin1.md").write_bytes(b"caf\xe9")
     assert refusal("--prompt-file latin1.md", tmp_path) == (
-        "--prompt-file latin1.md: the file is not UTF-8 text"
+        "--prompt-file latin1.md: not UTF-8 text; save it as UTF-8"
     )
 
 
 def test_huge_file_refused(tmp_path: Path) -> None:
     (tmp_path / "big.md").write_bytes(b"x" * (1024 * 1024 + 1))
     assert refusal("--prompt-file big.md", tmp_path) == (
-        "--prompt-file big.md: the file is over 1 MiB; point at a smaller file"
+        "--prompt-file big.md: over 1 MiB; point at a smaller file"
     )
 
 
-def test_endless_device_refused_without_reading_it_all() -> None:
+def test_endless_device_refused_without_reading_it() -> None:
     assert refusal("--prompt-file /dev/zero") == (
-        "--prompt-file /dev/zero: the file is over 1 MiB; point at a smaller file"
+        "--prompt-file /dev/zero: not a regular file (a FIFO, device or socket); give a plain file"
     )
 
 
@@ -437,7 +436,7 @@ _WORDS = st.one_of(
 @given(st.lists(_WORDS, max_size=8).map(" ".join))
 def test_refusals_are_one_line(args: str) -> None:
     try:
-        parse_loop_args(args, ROOT)
+        start_request(args, ROOT)
     except UsageError as err:
         message = str(err)
         assert message and "\n" not in message and "\r" not in message

@@ -11,10 +11,9 @@ from finesse.loop.grammar import (
     LOOP_USAGE,
     RESUME_USAGE,
     ResumeRequest,
-    StartRequest,
-    parse_loop_args,
     parse_resume_args,
 )
+from finesse.loop.request import StartRequest, start_request
 
 ROOT = Path("/nonexistent-finesse-root")
 PLAN = """\
@@ -41,7 +40,7 @@ All unit tests pass.
 
 def refusal(args: str, root: Path = ROOT) -> str:
     with pytest.raises(UsageError) as caught:
-        parse_loop_args(args, root)
+        start_request(args, root)
     message = str(caught.value)
     assert "\n" not in message and message.strip() == message and message
     return message
@@ -69,7 +68,7 @@ def test_usage_names_the_protocol_flags() -> None:
 
 
 def test_protocol_defaults() -> None:
-    request = parse_loop_args("go", ROOT)
+    request = start_request("go", ROOT)
     assert (request.plan_file, request.quiesce_after, request.timeout_minutes) == (None, 2, None)
 
 
@@ -84,7 +83,7 @@ def test_protocol_defaults() -> None:
     ],
 )
 def test_quiesce_after_and_timeout(args: str, quiesce_after: int, timeout: int | None) -> None:
-    assert parse_loop_args(args, ROOT) == StartRequest(
+    assert start_request(args, ROOT) == StartRequest(
         prompt="go", quiesce_after=quiesce_after, timeout_minutes=timeout
     )
 
@@ -125,7 +124,7 @@ def test_protocol_flags_need_a_value(flag: str) -> None:
 
 
 def test_plan_adds_its_verification_commands(project: Path) -> None:
-    request = parse_loop_args("--plan tasks/todo.md --verify 'make lint' --verify 'pytest -q'",
+    request = start_request("--plan tasks/todo.md --verify 'make lint' --verify 'pytest -q'",
                               project)
     assert request == StartRequest(
         prompt="Work through the plan in tasks/todo.md: read it, take the first incomplete, "
@@ -137,7 +136,7 @@ def test_plan_adds_its_verification_commands(project: Path) -> None:
 
 
 def test_plan_with_a_prompt_of_its_own(project: Path) -> None:
-    request = parse_loop_args("'Fix the parser first' --plan=tasks/todo.md --max-iterations 5",
+    request = start_request("'Fix the parser first' --plan=tasks/todo.md --max-iterations 5",
                               project)
     assert request == StartRequest(
         prompt="Fix the parser first", max_iterations=5, verify=["pytest -q", "ruff check ."],
@@ -147,7 +146,7 @@ def test_plan_with_a_prompt_of_its_own(project: Path) -> None:
 
 def test_plan_by_absolute_path(project: Path) -> None:
     path = project / "tasks" / "todo.md"
-    assert parse_loop_args(f"go --plan '{path}'", ROOT).plan_file == str(path)
+    assert start_request(f"go --plan '{path}'", ROOT).plan_file == str(path)
 
 
 @pytest.mark.parametrize(
@@ -173,7 +172,7 @@ def test_plan_that_cannot_drive_a_loop_is_refused(project: Path, remove: str,
 def test_plan_without_commands_is_accepted_with_verify(project: Path) -> None:
     path = project / "tasks" / "todo.md"
     path.write_text(PLAN.replace("- `pytest -q`\n- `ruff check .`\n", ""), encoding="utf-8")
-    request = parse_loop_args("go --plan tasks/todo.md --verify 'make check'", project)
+    request = start_request("go --plan tasks/todo.md --verify 'make check'", project)
     assert (request.verify, request.plan_file) == (["make check"], "tasks/todo.md")
 
 

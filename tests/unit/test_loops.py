@@ -9,7 +9,7 @@ import pytest
 
 from finesse.engine import end_loop
 from finesse.errors import UsageError
-from finesse.loop.grammar import ResumeRequest, StartRequest
+from finesse.loop.grammar import ResumeRequest
 from finesse.loop.lifecycle import (
     cancel_loop,
     describe,
@@ -21,6 +21,7 @@ from finesse.loop.lifecycle import (
     start_loop,
 )
 from finesse.loop.report import render_report
+from finesse.loop.request import StartRequest
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate

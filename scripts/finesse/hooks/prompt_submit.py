@@ -15,10 +15,8 @@ from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, add_context, block
 from finesse.loop.grammar import (
     SlashCommand,
-    StartRequest,
     expect_no_args,
     match_command,
-    parse_loop_args,
     parse_resume_args,
 )
 from finesse.loop.lifecycle import (
@@ -29,6 +27,7 @@ from finesse.loop.lifecycle import (
     start_context,
     start_loop,
 )
+from finesse.loop.request import StartRequest, start_request
 from finesse.models import PromptInput
 from finesse.schema import SchemaError, from_json
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
@@ -71,7 +70,7 @@ def _checked_prompt(request: StartRequest) -> list[str]:
 
 
 def _start(store: LoopStore, session_id: str, command: SlashCommand) -> HookOutput:
-    request = parse_loop_args(command.args, store.paths.root, command=command.name)
+    request = start_request(command.args, store.paths.root, command=command.name)
     forced: list[str] = []
     if command.name == "finesse-execute":
         forced = _checked_prompt(request)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from finesse.errors import UsageError
 
@@ -19,7 +18,6 @@ DEFAULT_MAX_ITERATIONS = 8
 DEFAULT_PROMISE = "RALPH_LOOP_STOP"
 WARN_ABOVE_ITERATIONS = 25
 HARD_MAX_ITERATIONS = 1000
-MAX_TEXT_FILE_BYTES = 1024 * 1024
 
 # The commands the UserPromptSubmit hook answers itself, by bare name.
 COMMANDS = (
@@ -50,34 +48,6 @@ MAX_TIMEOUT_MINUTES = 7 * 24 * 60
 class SlashCommand:
     name: str
     args: str
-
-
-@dataclass
-class StartRequest:
-    """A validated request to start a loop, before it becomes state."""
-
-    prompt: str
-    max_iterations: int = DEFAULT_MAX_ITERATIONS
-    promise: str = DEFAULT_PROMISE
-    verify: list[str] = field(default_factory=list)
-    prompt_file: str | None = None
-    promise_file: str | None = None
-    plan_file: str | None = None
-    quiesce_after: int = DEFAULT_QUIESCE_AFTER
-    timeout_minutes: int | None = None
-    force: bool = False
-    gate: list[str] = field(default_factory=list)
-    allow_dirty: bool = False
-    effort: str | None = None
-
-    @property
-    def warnings(self) -> list[str]:
-        if self.max_iterations > WARN_ABOVE_ITERATIONS:
-            return [
-                f"--max-iterations {self.max_iterations} is above {WARN_ABOVE_ITERATIONS}: "
-                "long loops burn quota; /cancel-ralph stops it at any time"
-            ]
-        return []
 
 
 def match_command(prompt: str) -> SlashCommand | None:
@@ -120,44 +90,6 @@ def check_promise(text: str, origin: str) -> str:
     if "<" in promise or ">" in promise:
         raise UsageError(f"{origin} may not contain '<' or '>': use plain words, e.g. DONE")
     return promise
-
-
-def shown_name(name: str) -> str:
-    """A file name fit for a one-line message: quoted when it holds a newline or the like."""
-    return name if name.isprintable() else repr(name)
-
-
-def read_text_file(root: Path, name: str, flag: str) -> str:
-    try:
-        path = Path(name).expanduser()
-    except RuntimeError:  # `~someone` with no such user, or no home directory
-        raise UsageError(f"{flag} {shown_name(name)}: cannot find that home directory; "
-                         "give a path relative to the project root") from None
-    if not path.is_absolute():
-        path = root / path
-    name = shown_name(name)
-    too_big = f"{flag} {name}: the file is over 1 MiB; point at a smaller file"
-    try:
-        if path.stat().st_size > MAX_TEXT_FILE_BYTES:
-            raise UsageError(too_big)
-        with open(path, encoding="utf-8") as handle:
-            # Bounded: a device such as /dev/zero reports size 0 and never ends.
-            text = handle.read(MAX_TEXT_FILE_BYTES + 1)
-        if len(text) > MAX_TEXT_FILE_BYTES:
-            raise UsageError(too_big)
-        return text
-    except FileNotFoundError:
-        raise UsageError(
-            f"{flag} {name}: no such file under {root}; give a path relative to the project root"
-        ) from None
-    except IsADirectoryError:
-        raise UsageError(f"{flag} {name}: that is a directory; give a file") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{flag} {name}: the file is not UTF-8 text") from None
-    except OSError as err:
-        raise UsageError(f"{flag} {name}: cannot read it ({err.strerror})") from None
-    except ValueError:  # an embedded NUL byte
-        raise UsageError(f"{flag} {name}: not a usable file name") from None
 
 
 _VALUE_FLAGS = (
@@ -220,8 +152,29 @@ def _single(values: dict[str, list[str]], flag: str) -> str | None:
     return given[0]
 
 
-def parse_loop_args(args: str, root: Path, *, command: str = "ralph-loop") -> StartRequest:
-    """Parse `/ralph-loop` arguments; files are read relative to the project root.
+@dataclass
+class LoopArgs:
+    """The arguments of `/ralph-loop` (or `/finesse-execute`), checked, before any file is
+    read: the prompt words or the prompt file's name, and each option's value."""
+
+    prompt: str = ""
+    prompt_file: str | None = None
+    promise: str | None = None
+    promise_file: str | None = None
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    verify: list[str] = field(default_factory=list)
+    gate: list[str] = field(default_factory=list)
+    plan_file: str | None = None
+    quiesce_after: int = DEFAULT_QUIESCE_AFTER
+    timeout_minutes: int | None = None
+    effort: str | None = None
+    force: bool = False
+    allow_dirty: bool = False
+
+
+def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
+    """Parse `/ralph-loop` arguments, without reading any file (`finesse.loop.request`
+    reads the prompt, promise and plan files they name).
 
     `/finesse-execute` takes the same grammar plus `--force`, and needs a prompt file: it runs
     a plan written with the Finesse tools.
@@ -230,96 +183,47 @@ def parse_loop_args(args: str, root: Path, *, command: str = "ralph-loop") -> St
     usage = EXECUTE_USAGE if executing else LOOP_USAGE
     switches = ("--allow-dirty", "--force") if executing else ("--allow-dirty",)
     prompt_words, values = _take_flags(split_words(args), usage=usage, switches=switches)
-    request = StartRequest(prompt="", force=bool(values.pop("--force", [])),
-                           allow_dirty=bool(values.pop("--allow-dirty", [])))
+    parsed = LoopArgs(force=bool(values.pop("--force", [])),
+                      allow_dirty=bool(values.pop("--allow-dirty", [])))
     if executing and ("--prompt-file" not in values or prompt_words):
         raise UsageError(f"/finesse-execute runs a prompt file: type {usage}")
-
     max_iterations = _single(values, "--max-iterations")
     if max_iterations is not None:
-        request.max_iterations = parse_max_iterations(max_iterations)
-
-    promise = _single(values, "--completion-promise")
-    promise_file = _single(values, "--completion-promise-file")
-    if promise is not None and promise_file is not None:
+        parsed.max_iterations = parse_max_iterations(max_iterations)
+    parsed.promise = _single(values, "--completion-promise")
+    parsed.promise_file = _single(values, "--completion-promise-file")
+    if parsed.promise is not None and parsed.promise_file is not None:
+        raise UsageError("give --completion-promise or --completion-promise-file, not both")
+    if parsed.promise is not None:
+        parsed.promise = check_promise(parsed.promise, "--completion-promise")
+    parsed.prompt_file = _single(values, "--prompt-file")
+    if parsed.prompt_file is not None and prompt_words:
         raise UsageError(
-            "give --completion-promise or --completion-promise-file, not both"
+            "give the prompt inline or with --prompt-file, not both: drop the words or the flag"
         )
-    if promise is not None:
-        request.promise = check_promise(promise, "--completion-promise")
-    elif promise_file is not None:
-        text = read_text_file(root, promise_file, "--completion-promise-file")
-        origin = f"--completion-promise-file {shown_name(promise_file)}"
-        request.promise = check_promise(text, origin)
-        request.promise_file = promise_file
-
-    prompt_file = _single(values, "--prompt-file")
-    if prompt_file is not None:
-        if prompt_words:
-            raise UsageError(
-                "give the prompt inline or with --prompt-file, not both: "
-                "drop the words or the flag"
-            )
-        request.prompt = read_text_file(root, prompt_file, "--prompt-file").strip()
-        request.prompt_file = prompt_file
-        if not request.prompt:
-            raise UsageError(
-                f"--prompt-file {shown_name(prompt_file)} is empty: write the task in it"
-            )
-    else:
-        request.prompt = " ".join(prompt_words).strip()
-
-    for command in values.get("--verify", []):
-        if not command.strip():
-            raise UsageError('--verify needs a command, e.g. --verify "pytest -q"')
-        request.verify.append(command)
-
-    for command in values.get("--gate", []):
-        if not command.strip():
-            raise UsageError('--gate needs a command, e.g. --gate "pytest -q"')
-        request.gate.append(command)
-
-    plan_file = _single(values, "--plan")
-    if plan_file is not None:
-        from finesse.loop.todo import check_plan, gate_commands  # plan reads this module's helpers
-
-        text = read_text_file(root, plan_file, "--plan")
-        for command in check_plan(text, path=plan_file, extra_verify=request.verify):
-            if command not in request.verify:
-                request.verify.append(command)
-        request.gate += [command for command in gate_commands(text)
-                         if command not in request.gate]
-        request.plan_file = plan_file
-        if not request.prompt:
-            request.prompt = plan_prompt(plan_file)
-    if not request.prompt:
+    parsed.prompt = " ".join(prompt_words).strip()
+    for flag, target in (("--verify", parsed.verify), ("--gate", parsed.gate)):
+        for command_text in values.get(flag, []):
+            if not command_text.strip():
+                raise UsageError(f'{flag} needs a command, e.g. {flag} "pytest -q"')
+            target.append(command_text)
+    parsed.plan_file = _single(values, "--plan")
+    if not parsed.prompt and parsed.prompt_file is None and parsed.plan_file is None:
         raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
-
     effort = _single(values, "--effort")
     if effort is not None:
         if effort not in EFFORT_LEVELS:
             raise UsageError(f"--effort must be one of {', '.join(EFFORT_LEVELS)}, not {effort!r}")
-        request.effort = effort
-    if request.allow_dirty and not request.gate:
-        raise UsageError("--allow-dirty is for gate mode: add --gate CMD, or drop it")
-
+        parsed.effort = effort
     quiesce_after = _single(values, "--quiesce-after")
     if quiesce_after is not None:
         # At 8 or more, Claude Code's own cap (8 blocked stops without a tool call) would end
         # a talk-only loop first, silently: quiescence must act before it.
-        request.quiesce_after = parse_count(quiesce_after, "--quiesce-after", MAX_QUIESCE_AFTER)
+        parsed.quiesce_after = parse_count(quiesce_after, "--quiesce-after", MAX_QUIESCE_AFTER)
     timeout = _single(values, "--timeout-minutes")
     if timeout is not None:
-        request.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
-    return request
-
-
-def plan_prompt(plan_file: str) -> str:
-    return (
-        f"Work through the plan in {plan_file}: read it, take the first incomplete, unblocked "
-        "task, do it (test first for behaviour changes), run its verification, and tick it "
-        "off in the plan."
-    )
+        parsed.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
+    return parsed
 
 
 def parse_count(value: str, flag: str, ceiling: int) -> int:
@@ -335,10 +239,6 @@ def parse_count(value: str, flag: str, ceiling: int) -> int:
 class ResumeRequest:
     max_iterations: int | None = None
     timeout_minutes: int | None = None
-    force: bool = False
-    gate: list[str] = field(default_factory=list)
-    allow_dirty: bool = False
-    effort: str | None = None
 
 
 def parse_resume_args(args: str) -> ResumeRequest:

@@ -17,7 +17,8 @@ from finesse.support import git as gitstate
 from finesse.support.files import write_atomic
 
 if TYPE_CHECKING:  # the grammar is not needed on the Stop path
-    from finesse.loop.grammar import ResumeRequest, StartRequest
+    from finesse.loop.grammar import ResumeRequest
+    from finesse.loop.request import StartRequest
 
 
 def new_loop_id(session_id: str, now: datetime) -> str:

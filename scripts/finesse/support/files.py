@@ -55,7 +55,7 @@ def _size_words(limit: int) -> str:
 
 
 def read_bytes(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
-               missing_fix: str = "give the path of an existing file") -> bytes:
+               missing: str = "; give the path of an existing file") -> bytes:
     """The bytes of a regular file of at most `limit` bytes; else a FileProblem.
 
     The file is opened without blocking and checked with fstat before any read, so a FIFO
@@ -64,22 +64,26 @@ def read_bytes(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
-        raise FileProblem(f"{subject}: no such file; {missing_fix}", "missing") from None
+        raise FileProblem(f"{subject}: no such file{missing}", "missing") from None
     except IsADirectoryError:
         raise FileProblem(f"{subject}: that is a directory; give a file", "directory") from None
     except ValueError:  # an embedded NUL byte in the name
         raise FileProblem(f"{subject}: not a usable file name", "bad-name") from None
     except OSError as err:
         raise FileProblem(f"{subject}: cannot read it ({err.strerror})", "unreadable") from None
-    with os.fdopen(descriptor, "rb") as handle:
+    try:
         info = os.fstat(descriptor)
         if stat.S_ISDIR(info.st_mode):
             raise FileProblem(f"{subject}: that is a directory; give a file", "directory")
         if not stat.S_ISREG(info.st_mode):
             raise FileProblem(f"{subject}: not a regular file (a FIFO, device or socket); "
                               "give a plain file", "not-regular")
-        too_big = FileProblem(f"{subject}: over {_size_words(limit)}; point at a smaller file",
-                              "too-big")
+    except BaseException:
+        os.close(descriptor)
+        raise
+    too_big = FileProblem(f"{subject}: over {_size_words(limit)}; point at a smaller file",
+                          "too-big")
+    with os.fdopen(descriptor, "rb") as handle:
         if info.st_size > limit:
             raise too_big
         os.set_blocking(descriptor, True)
@@ -94,9 +98,9 @@ def read_bytes(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
 
 
 def read_text(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
-              missing_fix: str = "give the path of an existing file") -> str:
+              missing: str = "; give the path of an existing file") -> str:
     """`read_bytes`, decoded as UTF-8 (a FileProblem when it is not)."""
-    data = read_bytes(path, subject=subject, limit=limit, missing_fix=missing_fix)
+    data = read_bytes(path, subject=subject, limit=limit, missing=missing)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

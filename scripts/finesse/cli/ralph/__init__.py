@@ -14,8 +14,9 @@ from pathlib import Path
 import click
 
 from finesse.errors import FinesseError, UsageError
-from finesse.loop.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest, parse_loop_args
+from finesse.loop.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest
 from finesse.loop.lifecycle import cancel_loop, describe, latest_resumable, resume_loop, start_loop
+from finesse.loop.request import start_request
 from finesse.schema import to_dict
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import LoopStore, utcnow
@@ -98,7 +99,7 @@ def start(project: str | None, session_id: str, words: tuple[str, ...]) -> None:
     if not is_valid_session_id(session_id):
         raise click.UsageError(f"not a session id: {session_id!r}")
     store = _store(project)
-    request = parse_loop_args(shlex.join(words), store.paths.root)
+    request = start_request(shlex.join(words), store.paths.root)
     with store.locked(session_id):
         state = start_loop(store, session_id, request, utcnow())
     for warning in request.warnings:

@@ -1,0 +1,115 @@
+"""A loop's start request: the parsed arguments with the files they name read, relative to
+the project root: the prompt file, the promise file and the written plan (whose
+verification and gate commands join `--verify` and `--gate`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from finesse.errors import UsageError
+from finesse.loop.grammar import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_PROMISE,
+    DEFAULT_QUIESCE_AFTER,
+    LOOP_USAGE,
+    WARN_ABOVE_ITERATIONS,
+    LoopArgs,
+    check_promise,
+    parse_loop_args,
+)
+from finesse.loop.todo import check_plan, gate_commands
+from finesse.support.files import read_text, shown_name
+
+
+@dataclass
+class StartRequest:
+    """A validated request to start a loop, before it becomes state."""
+
+    prompt: str
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    promise: str = DEFAULT_PROMISE
+    verify: list[str] = field(default_factory=list)
+    prompt_file: str | None = None
+    promise_file: str | None = None
+    plan_file: str | None = None
+    quiesce_after: int = DEFAULT_QUIESCE_AFTER
+    timeout_minutes: int | None = None
+    force: bool = False
+    gate: list[str] = field(default_factory=list)
+    allow_dirty: bool = False
+    effort: str | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        if self.max_iterations > WARN_ABOVE_ITERATIONS:
+            return [
+                f"--max-iterations {self.max_iterations} is above {WARN_ABOVE_ITERATIONS}: "
+                "long loops burn quota; /cancel-ralph stops it at any time"
+            ]
+        return []
+
+
+def read_project_file(root: Path, name: str, flag: str) -> str:
+    """A text file named by an option, relative to the project root; a one-line UsageError
+    naming the option when it cannot be read (a FIFO or device is refused, never read)."""
+    try:
+        path = Path(name).expanduser()
+    except RuntimeError:  # `~someone` with no such user, or no home directory
+        raise UsageError(f"{flag} {shown_name(name)}: cannot find that home directory; "
+                         "give a path relative to the project root") from None
+    return read_text(path if path.is_absolute() else root / path,
+                     subject=f"{flag} {shown_name(name)}",
+                     missing=f" under {root}; give a path relative to the project root")
+
+
+def plan_prompt(plan_file: str) -> str:
+    return (
+        f"Work through the plan in {plan_file}: read it, take the first incomplete, unblocked "
+        "task, do it (test first for behaviour changes), run its verification, and tick it "
+        "off in the plan."
+    )
+
+
+def resolve(args: LoopArgs, root: Path) -> StartRequest:
+    """Read the files the arguments name and make the start request."""
+    request = StartRequest(
+        prompt=args.prompt, max_iterations=args.max_iterations, verify=list(args.verify),
+        gate=list(args.gate), quiesce_after=args.quiesce_after,
+        timeout_minutes=args.timeout_minutes, force=args.force, allow_dirty=args.allow_dirty,
+        effort=args.effort,
+    )
+    if args.promise is not None:
+        request.promise = args.promise
+    elif args.promise_file is not None:
+        text = read_project_file(root, args.promise_file, "--completion-promise-file")
+        request.promise = check_promise(
+            text, f"--completion-promise-file {shown_name(args.promise_file)}")
+        request.promise_file = args.promise_file
+    if args.prompt_file is not None:
+        request.prompt = read_project_file(root, args.prompt_file, "--prompt-file").strip()
+        request.prompt_file = args.prompt_file
+        if not request.prompt:
+            raise UsageError(
+                f"--prompt-file {shown_name(args.prompt_file)} is empty: write the task in it"
+            )
+    if args.plan_file is not None:
+        text = read_project_file(root, args.plan_file, "--plan")
+        for command in check_plan(text, path=args.plan_file, extra_verify=request.verify):
+            if command not in request.verify:
+                request.verify.append(command)
+        request.gate += [command for command in gate_commands(text)
+                         if command not in request.gate]
+        request.plan_file = args.plan_file
+        if not request.prompt:
+            request.prompt = plan_prompt(args.plan_file)
+    if not request.prompt:
+        raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
+    if request.allow_dirty and not request.gate:
+        raise UsageError("--allow-dirty is for gate mode: add --gate CMD, or drop it")
+    return request
+
+
+def start_request(args: str, root: Path, *, command: str = "ralph-loop") -> StartRequest:
+    """`/ralph-loop` (or `/finesse-execute`) arguments as typed, to a start request."""
+    return resolve(parse_loop_args(args, command=command), root)
