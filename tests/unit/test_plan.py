@@ -9,15 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from finesse.errors import UsageError
-from finesse.loop.todo import (
+from finesse.loop.todo.edit import append_attempt, append_review_note, write_review
+from finesse.loop.todo.sections import (
     REVIEW_MARKER,
     Section,
-    append_attempt,
-    append_review_note,
     check_plan,
     parse_sections,
     verification_commands,
-    write_review,
 )
 
 PLAN = """\

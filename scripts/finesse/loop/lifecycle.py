@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from finesse.engine import RESUMABLE, end_loop, excerpt, iteration_header, protocol_notes
 from finesse.errors import FinesseError, UsageError
-from finesse.loop import report, todo
+from finesse.loop import report
+from finesse.loop.todo import edit as todo
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate

@@ -18,7 +18,7 @@ from finesse.loop.grammar import (
     check_promise,
     parse_loop_args,
 )
-from finesse.loop.todo import check_plan, gate_commands
+from finesse.loop.todo.sections import check_plan, gate_commands
 from finesse.support.files import read_text, shown_name
 
 
