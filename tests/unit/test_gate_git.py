@@ -13,14 +13,13 @@ import pytest
 from finesse.errors import UsageError
 from finesse.loop.gate.commits import (
     GateError,
-    RevertResult,
     check_can_gate,
     commit_iteration,
     commit_message,
     head_sha,
-    revert_to,
     snapshot,
 )
+from finesse.loop.gate.revert import RevertResult, revert_to
 
 OWN_ONLY = "?? .claude/\n"  # what `git status` shows when only the loop's own files exist
 BASE_FILES = [".gitignore", "README.md", "src/app.py", "src/util.py"]

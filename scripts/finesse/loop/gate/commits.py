@@ -24,50 +24,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from finesse.errors import FinesseError, UsageError
 from finesse.support.files import shown_name
-from finesse.support.git import OWN_DIR, OWN_EXCLUDE, SCOPE, Git, GitError, join_names, split_names
+from finesse.support.git import OWN_DIR, SCOPE, Git, GitError, join_names, split_names
 
 SUBJECT_LIMIT = 72
 # Used for commits only when git has no configured identity: see _identity_env.
 FALLBACK_NAME = "finesse"
 FALLBACK_EMAIL = "finesse@localhost"
-SUBMODULE_MODE = "160000"
 
 
 class GateError(FinesseError):
     """Git could not do what gate mode needed; str(err) is one line saying what failed."""
 
 
-@dataclass(frozen=True)
-class RevertResult:
-    """What revert_to did, for the loop history and the report; paths sorted, relative to
-    the project root.
-
-    `restored`: tracked files put back to their content at `commit` (modified or deleted by
-    the iteration). `removed`: files the iteration created and revert_to deleted.
-    `untouched`: submodules whose checkout changed; their insides are not reverted. When the
-    agent committed during the iteration, `undone_commits` lists its commits (oldest first)
-    and `revert_commit` is the new commit on top that restores the tree of `commit` (None
-    when the agent's commits and edits added up to no change).
-    """
-
-    commit: str
-    restored: tuple[str, ...]
-    removed: tuple[str, ...]
-    undone_commits: tuple[str, ...] = ()
-    revert_commit: str | None = None
-    untouched: tuple[str, ...] = ()
-
-
-def _git(root: Path) -> Git:
+def git_in(root: Path) -> Git:
     return Git(root)
 
 
-def _out(git: Git, *args: str, data: bytes | None = None) -> bytes:
+def git_out(git: Git, *args: str, data: bytes | None = None) -> bytes:
     try:
         return git.out(*args, data=data)
     except GitError as err:
@@ -76,7 +53,7 @@ def _out(git: Git, *args: str, data: bytes | None = None) -> bytes:
 
 def head_sha(root: Path) -> str:
     """The sha of HEAD; GateError outside a repository or before the first commit."""
-    git = _git(root)
+    git = git_in(root)
     sha = git.text("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     if sha:
         return sha
@@ -87,20 +64,20 @@ def head_sha(root: Path) -> str:
 
 def current_branch(root: Path) -> str | None:
     """The branch HEAD is on (`refs/heads/...`), None when HEAD is detached."""
-    return _git(root).text("symbolic-ref", "--quiet", "HEAD") or None
+    return git_in(root).text("symbolic-ref", "--quiet", "HEAD") or None
 
 
 def _changes(git: Git) -> list[str]:
     """Paths with uncommitted changes: tracked or staged ones first, then untracked ones git
     does not ignore (the order `git status` shows)."""
-    tracked = _out(git, "diff", "HEAD", "--name-only", "--relative", "-z", *SCOPE)
-    staged = _out(git, "diff", "--cached", "--name-only", "--relative", "-z", *SCOPE)
-    return [*sorted({*split_names(tracked), *split_names(staged)}), *sorted(_untracked(git))]
+    tracked = git_out(git, "diff", "HEAD", "--name-only", "--relative", "-z", *SCOPE)
+    staged = git_out(git, "diff", "--cached", "--name-only", "--relative", "-z", *SCOPE)
+    return [*sorted({*split_names(tracked), *split_names(staged)}), *sorted(untracked_in(git))]
 
 
-def _untracked(git: Git) -> list[str]:
+def untracked_in(git: Git) -> list[str]:
     """Untracked files git does not ignore; a nested repository (`dir/`) is left out."""
-    out = _out(git, "ls-files", "--others", "--exclude-standard", "-z", *SCOPE)
+    out = git_out(git, "ls-files", "--others", "--exclude-standard", "-z", *SCOPE)
     return [name for name in split_names(out) if not name.endswith("/")]
 
 
@@ -112,7 +89,7 @@ def check_can_gate(root: Path, *, allow_dirty: bool) -> None:
     ignored) unless `allow_dirty`. Files under `.claude/ralph/`, ignored files and files
     outside the project directory never count as changes.
     """
-    git = _git(root)
+    git = git_in(root)
     inside = git.text("rev-parse", "--is-inside-work-tree")
     if inside != "true":
         bare = git.text("rev-parse", "--is-bare-repository") == "true"
@@ -163,7 +140,7 @@ class _SavedIndex:
     """The index file's bytes, put back when a commit fails half-way."""
 
     def __init__(self, git: Git) -> None:
-        name = _out(git, "rev-parse", "--git-path", "index").decode().strip()
+        name = git_out(git, "rev-parse", "--git-path", "index").decode().strip()
         self.path = Path(name) if Path(name).is_absolute() else git.root / name
         try:
             self.data: bytes | None = self.path.read_bytes()
@@ -180,15 +157,15 @@ class _SavedIndex:
 def _scope_changes(git: Git) -> list[str]:
     """Every path of the project (less OWN_DIR) whose state differs from the index or HEAD:
     modified, deleted, and untracked not ignored."""
-    modified = _out(git, "ls-files", "--modified", "--deleted", "-z", *SCOPE)
-    staged = _out(git, "diff", "--cached", "--name-only", "--relative", "-z", *SCOPE)
-    return sorted({*split_names(modified), *split_names(staged), *_untracked(git)})
+    modified = git_out(git, "ls-files", "--modified", "--deleted", "-z", *SCOPE)
+    staged = git_out(git, "diff", "--cached", "--name-only", "--relative", "-z", *SCOPE)
+    return sorted({*split_names(modified), *split_names(staged), *untracked_in(git)})
 
 
 def _stage(git: Git, names: Sequence[str]) -> None:
     if not names:
         return
-    _out(git, "--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
+    git_out(git, "--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
          "--pathspec-file-nul", data=join_names(names))
 
 
@@ -212,7 +189,7 @@ def _commit(git: Git, message: str, names: Sequence[str]) -> str | None:
     saved = _SavedIndex(git)
     try:
         _stage(git, names)
-        staged = split_names(_out(git, "diff", "--cached", "--name-only", "--relative", "-z",
+        staged = split_names(git_out(git, "diff", "--cached", "--name-only", "--relative", "-z",
                                   *SCOPE))
         if not staged:
             saved.restore()
@@ -237,7 +214,12 @@ def _unstage_own(git: Git) -> None:
     """An agent's `git add -A` stages the loop's own files too when the project does not
     ignore them; they never stay staged."""
     if git.run("diff", "--cached", "--quiet", "--", OWN_DIR).code == 1:
-        _out(git, "restore", "--staged", "--", OWN_DIR)
+        git_out(git, "restore", "--staged", "--", OWN_DIR)
+
+
+def commit_staged(git: Git, message: str) -> str | None:
+    """Commit what is staged in the project (a revert's restore staged it)."""
+    return _commit(git, message, [])
 
 
 def snapshot(root: Path, message: str) -> str | None:
@@ -247,7 +229,7 @@ def snapshot(root: Path, message: str) -> str | None:
     deleted, and untracked files git does not ignore. Returns the new commit's sha, or None
     when there was nothing to commit.
     """
-    git = _git(root)
+    git = git_in(root)
     return _commit(git, message, _scope_changes(git))
 
 
@@ -296,122 +278,5 @@ def commit_iteration(root: Path, *, iteration: int, summary: str, loop_id: str) 
     start to see them.
     """
     message = commit_message(iteration=iteration, summary=summary, loop_id=loop_id)
-    git = _git(root)
+    git = git_in(root)
     return _commit(git, message, _scope_changes(git))
-
-
-def _remove_created(root: Path, names: list[str]) -> None:
-    """Delete these files, then each parent directory their removal leaves empty."""
-    for name in names:
-        path = root / name
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            continue
-        except OSError as error:
-            raise GateError(f"could not remove {shown_name(name)} while reverting: "
-                            f"{error.strerror}") from None
-        parent = path.parent
-        while parent != root and parent.is_relative_to(root):
-            try:
-                parent.rmdir()
-            except OSError:  # not empty (or not ours to remove): stop here
-                break
-            parent = parent.parent
-
-
-def _diff_paths(git: Git, commit: str) -> tuple[list[str], list[str], list[str]]:
-    """Tracked paths that differ from `commit`: (changed or deleted, added, submodules)."""
-    out = _out(git, "diff", "--no-renames", "--raw", "--relative", "-z", commit, *SCOPE)
-    fields = [field for field in out.split(b"\0") if field]
-    changed: list[str] = []
-    added: list[str] = []
-    submodules: list[str] = []
-    for info, raw_name in zip(fields[::2], fields[1::2], strict=True):
-        # ":100644 100644 <sha> <sha> M"
-        parts = info.decode().split()
-        name = os.fsdecode(raw_name)
-        if SUBMODULE_MODE in (parts[0].lstrip(":"), parts[1]):
-            submodules.append(name)
-        elif parts[-1] == "A":
-            added.append(name)
-        else:
-            changed.append(name)
-    return changed, added, submodules
-
-
-def revert_to(root: Path, commit: str, *, loop_id: str | None = None,
-              keep: Sequence[str] = ()) -> RevertResult:
-    """Put the project back to `commit`, the commit the iteration started from.
-
-    Tracked files are restored (modified and deleted ones), staged changes dropped, files
-    the iteration created removed (untracked ones git does not ignore, and ones it staged),
-    with the directories their removal leaves empty; `keep` names untracked files that were
-    there when the iteration started, which it therefore did not create. `.claude/ralph/`,
-    everything git ignores, and everything outside the project directory are never touched.
-    Ignored means ignored by `commit`'s rules: `.gitignore` files are restored before
-    untracked files are listed, so an iteration that edits them can neither get a file
-    ignored before it, such as `.env`, deleted, nor hide a file it made. An untracked nested
-    git repository is left in place, as `git clean` without -ff would. A submodule whose
-    checkout the iteration changed is not reverted inside: it is listed in `untouched`.
-
-    HEAD normally is `commit` and does not move. If the agent committed during the
-    iteration, HEAD is a descendant of `commit` on the same branch: those commits are the
-    iteration's changes, yet rewriting them is off limits (the branch is never moved back),
-    so a new commit on top restores the project's tree at `commit` (message "ralph: revert
-    to <sha>", with a Ralph-Loop trailer when `loop_id` is given). Every commit stays
-    reachable and listed in the result. Any other move of HEAD (detached, reset, amended or
-    rebased away from `commit`) raises GateError and changes nothing.
-    """
-    git = _git(root)
-    target = git.text("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
-    if not target:
-        raise GateError(f"cannot revert to {commit}: no such commit in {root}")
-    head = head_sha(root)
-    undone: tuple[str, ...] = ()
-    if head != target:
-        if current_branch(root) is None:
-            raise GateError(
-                f"HEAD was detached at {head[:12]} during the iteration; not reverting: "
-                f"switch back to the loop's branch, at or after {target[:12]}"
-            )
-        if git.run("merge-base", "--is-ancestor", target, head).code != 0:
-            raise GateError(
-                f"the branch moved off {target[:12]} during the iteration (reset, amend "
-                f"or rebase); not reverting: restore it by hand (git reflog lists both)"
-            )
-        undone = tuple(_out(git, "rev-list", "--reverse", f"{target}..{head}").decode().split())
-    changed, added, submodules = _diff_paths(git, target)
-    restorable = [*changed, *added]
-    if restorable:
-        # Tracked files first, .gitignore files among them, so that what counts as ignored
-        # below is what `commit` ignores.
-        _out(git, "--literal-pathspecs", "restore", f"--source={target}", "--staged",
-             "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul",
-             data=join_names(restorable))
-    kept = set(keep)
-    created = sorted(name for name in _untracked(git) if name not in kept)
-    _remove_created(root, created)
-    revert_commit = None
-    if undone:
-        trailer = f"\n\nRalph-Loop: {loop_id}" if loop_id else ""
-        # The restore staged the project's tree at `target` already: nothing more to add.
-        revert_commit = _commit(git, f"ralph: revert to {target[:12]}{trailer}\n", [])
-    return RevertResult(
-        commit=target,
-        restored=tuple(sorted(changed)),
-        removed=tuple(sorted({*added, *created})),
-        undone_commits=undone,
-        revert_commit=revert_commit,
-        untouched=tuple(sorted(submodules)),
-    )
-
-
-def untracked_files(root: Path) -> list[str]:
-    """The project's untracked files git does not ignore (less OWN_DIR)."""
-    return _untracked(_git(root))
-
-
-__all__ = ["OWN_EXCLUDE", "GateError", "RevertResult", "check_can_gate", "commit_iteration",
-           "commit_message", "current_branch", "head_sha", "revert_to", "snapshot",
-           "untracked_files"]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from finesse.errors import FinesseError
-from finesse.loop.gate import commits
+from finesse.loop.gate import commits, revert
 from finesse.models import CommandResult, GateStep, LoopState
 from finesse.signals import record_fields
 from finesse.support.markdown import strip_code
@@ -44,7 +44,7 @@ def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner) 
         if not state.repairing:
             return GateStep(results, "repair")
         base = state.iteration_base or commits.head_sha(root)
-        reverted = commits.revert_to(root, base, loop_id=state.loop_id)
+        reverted = revert.revert_to(root, base, loop_id=state.loop_id)
         return GateStep(results, "reverted", commit=reverted.revert_commit,
                         restored=list(reverted.restored), removed=list(reverted.removed),
                         baseline=run(state.gate, root))
