@@ -7,7 +7,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from finesse.cli.ralph import cli as ralph_cli
+from finesse.cli.ralph import SUBCOMMANDS as RALPH_SUBCOMMANDS
 from finesse.loop.grammar import _VALUE_FLAGS, COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def test_command_files_are_named_after_their_frontmatter_and_no_shell_sees_argum
 
 def test_ralph_subcommands_match_the_readme() -> None:
     documented = set(re.findall(r"^ralph ([a-z]+)", README, re.MULTILINE))
-    assert documented == set(ralph_cli.commands)
+    assert documented == set(RALPH_SUBCOMMANDS)
 
 
 def test_loop_flags_match_the_readme() -> None:

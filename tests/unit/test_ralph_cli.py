@@ -3,12 +3,12 @@ and stderr whole."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
 import pytest
 
-import finesse.cli.ralph
 from finesse.cli.ralph import main
 from finesse.loop.grammar import LOOP_USAGE as USAGE
 from finesse.models import IterationRecord, ResumeRecord, replace
@@ -39,7 +39,9 @@ def store(root: Path) -> LoopStore:
 
 @pytest.fixture(autouse=True)
 def _fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(finesse.cli.ralph, "utcnow", lambda: T1)
+    for name in ("cancel", "resume", "start", "status"):
+        module = importlib.import_module(f"finesse.cli.ralph.{name}")
+        monkeypatch.setattr(module, "utcnow", lambda: T1)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -229,11 +231,8 @@ def test_cancel_several_without_all_is_a_usage_error(
     assert run(capsys, "cancel", "--project", str(root)) == (
         2,
         "",
-        "Usage: ralph cancel [OPTIONS]\n"
-        "Try 'ralph cancel --help' for help.\n"
-        "\n"
-        "Error: 2 loops are active: pick one with --session ID (see `ralph status`) or cancel "
-        "them all with --all\n",
+        "ralph cancel: 2 loops are active: pick one with --session ID (see `ralph status`) or "
+        "cancel them all with --all (see 'ralph cancel --help')\n",
     )
     assert files_under(store.paths.loops) == sorted([f"{SESSION}.json", f"{OTHER_SESSION}.json"])
 
@@ -267,7 +266,7 @@ def test_cancel_one_session(capsys: pytest.CaptureFixture[str], root: Path,
 
 def test_cancel_without_loops(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     assert run(capsys, "cancel", "--project", str(root)) == (
-        1, "", f"Error: no active Ralph loop in {root}\n"
+        1, "", f"ralph cancel: no active Ralph loop in {root}\n"
     )
 
 
@@ -275,7 +274,7 @@ def test_cancel_unknown_session(capsys: pytest.CaptureFixture[str], root: Path,
                                 store: LoopStore) -> None:
     store.save(make_state(root))
     assert run(capsys, "cancel", "--session", OTHER_SESSION, "--project", str(root)) == (
-        1, "", f"Error: session {OTHER_SESSION} has no active Ralph loop\n"
+        1, "", f"ralph cancel: session {OTHER_SESSION} has no active Ralph loop\n"
     )
     assert files_under(store.paths.loops) == [f"{SESSION}.json"]
 
@@ -292,7 +291,7 @@ def test_cancel_usage_errors(capsys: pytest.CaptureFixture[str], root: Path, sto
     store.save(make_state(root))
     assert run(capsys, "cancel", "--project", str(root), *argv) == (
         2, "",
-        f"Usage: ralph cancel [OPTIONS]\nTry 'ralph cancel --help' for help.\n\nError: {message}\n",
+        f"ralph cancel: {message} (see 'ralph cancel --help')\n",
     )
     assert files_under(store.paths.loops) == [f"{SESSION}.json"]
 
@@ -340,7 +339,7 @@ def test_start(capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore)
 def test_start_grammar_errors(capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore,
                               words: list[str], message: str) -> None:
     assert run(capsys, "start", "--project", str(root), "--session", SESSION, *words) == (
-        2, "", f"ralph: {message.format(root=root)}\n"
+        2, "", f"ralph start: {message.format(root=root)}\n"
     )
     assert files_under(store.paths.base) == []
 
@@ -349,7 +348,7 @@ def test_start_twice_is_refused(capsys: pytest.CaptureFixture[str], root: Path,
                                 store: LoopStore) -> None:
     store.save(make_state(root))
     assert run(capsys, "start", "--project", str(root), "--session", SESSION, "again") == (
-        2, "", "ralph: a Ralph loop is already running in this session (iteration 1/8): "
+        2, "", "ralph start: a Ralph loop is already running in this session (iteration 1/8): "
                "/cancel-ralph first\n",
     )
 
@@ -357,18 +356,16 @@ def test_start_twice_is_refused(capsys: pytest.CaptureFixture[str], root: Path,
 def test_start_needs_a_valid_session(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     assert run(capsys, "start", "--project", str(root), "--session", "a/b", "go") == (
         2, "",
-        "Usage: ralph start [OPTIONS] [WORDS]...\nTry 'ralph start --help' for help.\n\n"
-        "Error: not a session id: 'a/b'\n",
+        "ralph start: not a session id: 'a/b' (see 'ralph start --help')\n",
     )
 
 
 def test_unknown_option_is_a_usage_error(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     code, out, err = run(capsys, "status", "--bogus")
-    usage = "Usage: ralph status [OPTIONS]\nTry 'ralph status --help' for help.\n\n"
     assert (code, out) == (2, "")
     # click 8.1 and 8.2+ word it differently
-    assert err in (usage + "Error: No such option: --bogus\n",
-                   usage + "Error: No such option '--bogus'.\n")
+    assert err in ("ralph status: No such option: --bogus (see 'ralph status --help')\n",
+                   "ralph status: No such option '--bogus'. (see 'ralph status --help')\n")
 
 
 # --- status history ---------------------------------------------------------------------------
@@ -462,8 +459,8 @@ def test_report_json_is_the_whole_ended_state(
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        ([], (1, "", "Error: no ended Ralph loop in {root}\n")),
-        (["nope"], (1, "", "Error: no ended Ralph loop 'nope' in {root}\n")),
+        ([], (1, "", "ralph report: no ended Ralph loop in {root}\n")),
+        (["nope"], (1, "", "ralph report: no ended Ralph loop 'nope' in {root}\n")),
     ],
 )
 def test_report_without_ended_loops(capsys: pytest.CaptureFixture[str], root: Path,
@@ -482,8 +479,8 @@ def test_report_with_an_ambiguous_prefix(capsys: pytest.CaptureFixture[str], roo
     ended_loop(store, root, "bbb222", 30, report_text="# b\n")
     assert run(capsys, "report", "--project", str(root), "20261130T07") == (
         2, "",
-        "Usage: ralph report [OPTIONS] [LOOP]\nTry 'ralph report --help' for help.\n\n"
-        "Error: 2 loops start with '20261130T07': give more of the id\n",
+        "ralph report: 2 loops start with '20261130T07': give more of the id "
+        "(see 'ralph report --help')\n",
     )
 
 
@@ -491,7 +488,7 @@ def test_report_file_missing(capsys: pytest.CaptureFixture[str], root: Path,
                              store: LoopStore) -> None:
     loop_id = ended_loop(store, root, "aaa111", 10)
     assert run(capsys, "report", "--project", str(root)) == (
-        1, "", f"Error: the report of {loop_id} is missing; try --json\n"
+        1, "", f"ralph report: the report of {loop_id} is missing; try --json\n"
     )
 
 
@@ -535,10 +532,11 @@ def test_resume_of_another_session_with_session(
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
-        ([], 2, "ralph: the last loop (20261130T071000Z-0b7c5c3e-aaa111) ended in success, "
+        ([], 2, "ralph resume: the last loop (20261130T071000Z-0b7c5c3e-aaa111) ended in success, "
                 "which cannot be resumed: start a new one with /ralph-loop\n"),
         (["--session", OTHER_SESSION], 2,
-         "ralph: no ended Ralph loop in this session to resume; start one with /ralph-loop\n"),
+         "ralph resume: no ended Ralph loop in this session to resume; start one with "
+         "/ralph-loop\n"),
     ],
 )
 def test_resume_refusals(capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore,
@@ -551,18 +549,19 @@ def test_resume_refusals(capsys: pytest.CaptureFixture[str], root: Path, store: 
 
 def test_resume_without_any_ended_loop(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     assert run(capsys, "resume", "--project", str(root)) == (
-        2, "", "ralph: no ended Ralph loop in this project to resume; start one with /ralph-loop\n"
+        2, "",
+        "ralph resume: no ended Ralph loop in this project to resume; start one with /ralph-loop\n"
     )
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--session", "a/b"], "Error: not a session id: 'a/b'"),
+        (["--session", "a/b"], "not a session id: 'a/b'"),
         (["--max-iterations", "0"],
-         "Error: Invalid value for '--max-iterations': 0 is not in the range 1<=x<=1000."),
+         "Invalid value for '--max-iterations': 0 is not in the range 1<=x<=1000."),
         (["--timeout-minutes", "0"],
-         "Error: Invalid value for '--timeout-minutes': 0 is not in the range 1<=x<=10080."),
+         "Invalid value for '--timeout-minutes': 0 is not in the range 1<=x<=10080."),
     ],
 )
 def test_resume_usage_errors(capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore,
@@ -570,6 +569,21 @@ def test_resume_usage_errors(capsys: pytest.CaptureFixture[str], root: Path, sto
     ended_loop(store, root, "aaa111", 10)
     assert run(capsys, "resume", "--project", str(root), *argv) == (
         2, "",
-        f"Usage: ralph resume [OPTIONS]\nTry 'ralph resume --help' for help.\n\n{message}\n",
+        f"ralph resume: {message} (see 'ralph resume --help')\n",
+
     )
     assert store.load(SESSION) is None
+
+
+# --- doctor -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ok", "code", "mark"), [(True, 0, "ok "), (False, 1, "BAD")])
+def test_doctor_exits_1_when_a_check_fails(capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch, ok: bool, code: int,
+                                           mark: str) -> None:
+    from finesse.support import health
+
+    monkeypatch.setattr(health, "checks", lambda env: [
+        health.Check("python", True, "3.11"), health.Check("claude", ok, "2.1.328")])
+    assert run(capsys, "doctor") == (code, f"ok  python: 3.11\n{mark} claude: 2.1.328\n", "")

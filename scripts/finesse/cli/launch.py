@@ -11,17 +11,19 @@ import sys
 def run_cli(name: str) -> int:
     import importlib.util
 
-    from finesse.cli.doctor import DEPENDENCIES
     from finesse.support import runtime
+    from finesse.support.health import DEPENDENCIES
 
     if any(importlib.util.find_spec(module) is None for module in DEPENDENCIES):
         try:
             runtime.activate(os.environ, may_build=True)
         except runtime.RuntimeMissing as err:
             if name == "ralph" and sys.argv[1:2] == ["doctor"]:
-                from finesse.cli.doctor import main as doctor
+                from finesse.support.health import report
 
-                return doctor()
+                healthy, text = report()
+                print(text)
+                return 0 if healthy else 1
             print(f"{name}: {err}", file=sys.stderr)
             return 1
     if name == "ralph":

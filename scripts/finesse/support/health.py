@@ -1,5 +1,5 @@
-"""`ralph doctor`: what the plugin needs, checked one line at a time. Standard library only,
-so it still speaks when the dependencies are what is missing."""
+"""What the plugin needs, checked one line at a time (`ralph doctor`). Standard library
+only, so it still speaks when the dependencies are what is missing."""
 
 from __future__ import annotations
 
@@ -76,13 +76,3 @@ def report(env: Mapping[str, str] | None = None) -> tuple[bool, str]:
     found = checks(os.environ if env is None else env)
     lines = [f"{'ok ' if c.ok else 'BAD'} {c.name}: {c.detail}" for c in found]
     return all(c.ok for c in found), "\n".join(lines)
-
-
-def main() -> int:
-    healthy, text = report()
-    print(text)
-    return 0 if healthy else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

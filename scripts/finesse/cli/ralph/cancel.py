@@ -1,0 +1,40 @@
+"""`ralph cancel`: stop a loop now."""
+
+from __future__ import annotations
+
+import click
+
+from finesse.cli.ralph.common import project_option, store_for
+from finesse.loop.lifecycle import cancel_loop
+from finesse.state.paths import is_valid_session_id
+from finesse.state.store import utcnow
+
+
+@click.command("cancel")
+@project_option
+@click.option("--session", "session_id", default=None, help="Cancel this session's loop.")
+@click.option("--all", "cancel_all", is_flag=True, help="Cancel every loop of the project.")
+def command(project: str | None, session_id: str | None, cancel_all: bool) -> None:
+    """Cancel a loop now: the one active loop, one session's, or --all."""
+    store = store_for(project)
+    if session_id and cancel_all:
+        raise click.UsageError("give --session ID or --all, not both")
+    if session_id:
+        targets = [session_id]
+    else:
+        targets = [loop.session_id for loop in store.active_loops()]
+        if len(targets) > 1 and not cancel_all:
+            raise click.UsageError(
+                f"{len(targets)} loops are active: pick one with --session ID "
+                "(see `ralph status`) or cancel them all with --all"
+            )
+    if not targets:
+        raise click.ClickException(f"no active Ralph loop in {store.paths.root}")
+    for target in targets:
+        if not is_valid_session_id(target):
+            raise click.UsageError(f"not a session id: {target!r}")
+        with store.locked(target):
+            ended = cancel_loop(store, target, utcnow(), by="`ralph cancel`")
+        if ended is None:
+            raise click.ClickException(f"session {target} has no active Ralph loop")
+        click.echo(ended.end_message + f" (session {target})")

@@ -1,0 +1,33 @@
+"""`ralph status`: every active loop of the project."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from finesse.cli.ralph.common import project_option, store_for
+from finesse.loop.lifecycle import describe
+from finesse.schema import to_dict
+from finesse.state.store import utcnow
+
+
+@click.command("status")
+@project_option
+@click.option("--json", "as_json", is_flag=True, help="Print the loops as JSON.")
+def command(project: str | None, as_json: bool) -> None:
+    """Every active loop of the project."""
+    store = store_for(project)
+    loops = store.active_loops()
+    if as_json:
+        click.echo(json.dumps(
+            {"project": str(store.paths.root),
+             "loops": [to_dict(loop) for loop in loops]},
+            indent=2, ensure_ascii=False,
+        ))
+        return
+    if not loops:
+        click.echo(f"No active Ralph loop in {store.paths.root}.")
+        return
+    now = utcnow()
+    click.echo("\n\n".join(describe(loop, now, history=True) for loop in loops))
