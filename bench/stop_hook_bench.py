@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-LAUNCHER = REPO_ROOT / "hooks" / "stop.py"
+LAUNCHER = REPO_ROOT / "hooks" / "launch.py"
 
 SESSION_ID = "4d1c2b7e-9a55-4f0e-8c2d-5be1a0c3f9a1"
 OTHER_SESSION_ID = "0b8e6f3a-1d2c-4e5f-a6b7-c8d9e0f1a2b3"
@@ -607,7 +607,7 @@ def build_scenarios(tmp: Path, python: str, sizes: list[float]) -> tuple[
                     f"reply seen {seen[:60]!r})")
         return None
 
-    hook = [python, "-S", str(LAUNCHER)]
+    hook = [python, "-S", str(LAUNCHER), "stop"]
     transcripts = tmp / "home" / ".claude" / "projects"
     scenarios = [
         Scenario("bare", "bare start-up (PY -c pass)", "baseline", [python, "-c", "pass"], empty),

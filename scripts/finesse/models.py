@@ -143,6 +143,7 @@ class LoopState:
     outcome: Outcome | None = None
     ended_at: datetime | None = None
     end_message: str = ""
+    ended_by: str = ""  # who ended it from outside: /cancel-ralph, `ralph cancel`, /clear...
     # The written plan and the protocol's counters.
     plan_file: str | None = None
     quiesce_after: int = 2

@@ -1,4 +1,4 @@
-"""Run the stdlib hook launchers as Claude Code does: `python3 -S hooks/X.py`, JSON on stdin."""
+"""Run the hook launcher as Claude Code does: `python3 -S hooks/launch.py EVENT`, JSON on stdin."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-STOP = REPO_ROOT / "hooks" / "stop.py"
-PROMPT_SUBMIT = REPO_ROOT / "hooks" / "user_prompt_submit.py"
+LAUNCHER = REPO_ROOT / "hooks" / "launch.py"
+STOP = "stop"
+PROMPT_SUBMIT = "prompt"
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,9 @@ def hook_env(root: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_launcher(script: Path, stdin: bytes, env: dict[str, str], cwd: Path) -> Run:
+def run_launcher(event: str, stdin: bytes, env: dict[str, str], cwd: Path) -> Run:
     done = subprocess.run(
-        [sys.executable, "-S", str(script)], input=stdin, capture_output=True, env=env,
+        [sys.executable, "-S", str(LAUNCHER), event], input=stdin, capture_output=True, env=env,
         cwd=cwd, timeout=60,
     )
     return Run(done.returncode, done.stdout.decode(), done.stderr.decode())

@@ -268,8 +268,9 @@ def test_finish_of_a_cancel_adds_no_attempt(git_repo: Path, store: LoopStore, pl
     state = plan_state(git_repo, iteration=2, iterations=[FIRST])
     store.save(state)
     ended = cancel_loop(store, SESSION, T2, by="/cancel-ralph")
-    assert ended == end_loop(state, "cancelled",
-                             "Ralph loop cancelled by /cancel-ralph at iteration 2/8.", T2)
+    assert ended == replace(end_loop(state, "cancelled",
+                                     "Ralph loop cancelled by /cancel-ralph at iteration 2/8.",
+                                     T2), ended_by="/cancel-ralph")
     text = plan.read_text(encoding="utf-8")
     attempts = text.split("## Attempts\n")[1].split("## Review\n")[0]
     assert attempts == "\n"  # the iteration under way when cancelled has no record

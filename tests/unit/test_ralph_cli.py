@@ -152,6 +152,7 @@ def test_status_json_whole_object(
             "outcome": None,
             "ended_at": None,
             "end_message": "",
+            "ended_by": "",
             "plan_file": "tasks/todo.md",
             "quiesce_after": 3,
             "timeout_minutes": 30,
@@ -218,6 +219,8 @@ def test_cancel_the_one_loop(capsys: pytest.CaptureFixture[str], root: Path,
     assert ended == replace(make_state(root), **{
         "outcome": "cancelled", "ended_at": T1, "updated_at": T1,
         "end_message": "Ralph loop cancelled by `ralph cancel` at iteration 1/8.",
+        "ended_by": "`ralph cancel`",
+
         "report_path": str(report),
     })
     assert files_under(store.paths.reports) == [report.name]

@@ -95,7 +95,8 @@ def test_prompt_launcher_refuses_an_old_python_in_one_line(version: tuple[int, i
     pretend = (
         "import runpy, sys; "
         f"sys.version_info = {(*version, 'final', 0)!r}; "
-        f"runpy.run_path({str(ROOT / 'hooks' / 'user_prompt_submit.py')!r}, run_name='__main__')"
+        f"sys.argv = ['launch.py', 'prompt']; "
+        f"runpy.run_path({str(ROOT / 'hooks' / 'launch.py')!r}, run_name='__main__')"
     )
     done = subprocess.run(
         [sys.executable, "-S", "-c", pretend],

@@ -31,7 +31,7 @@ from tests.unit.states import (
     store_for,
 )
 
-SESSION_LAUNCHER = REPO_ROOT / "hooks" / "session.py"
+SESSION_LAUNCHER = REPO_ROOT / "hooks" / "launch.py"
 CLEARED = "Ralph loop cancelled by /clear at iteration 3/8."
 
 
@@ -153,7 +153,7 @@ def test_clear_archives_the_loop_as_cancelled(git_repo: Path, store: LoopStore) 
     assert handle_end(end_input("clear"), env_for(git_repo), str(git_repo)) is None
     report = store.paths.reports / f"{state.loop_id}.md"
     assert store.history() == [replace(
-        end_loop(state, "cancelled", CLEARED, T1), report_path=str(report)
+        end_loop(state, "cancelled", CLEARED, T1), report_path=str(report), ended_by="/clear"
     )]
     assert files_under(store.paths.loops) == []
     assert report.read_text(encoding="utf-8").startswith(
@@ -193,17 +193,19 @@ def test_the_new_session_after_clear_is_told(git_repo: Path, store: LoopStore) -
 
 
 @pytest.mark.parametrize(
-    ("ended", "message", "told"),
+    ("ended", "by", "told"),
     [
-        (T1 - timedelta(minutes=3), CLEARED, False),  # too long ago: another /clear's
-        (T1 - timedelta(seconds=30), "Ralph loop cancelled by /cancel-ralph at iteration 3/8.",
-         False),
-        (T1 - timedelta(seconds=30), CLEARED, True),
+        (T1 - timedelta(minutes=3), "/clear", False),  # too long ago: another /clear's
+        (T1 - timedelta(seconds=30), "/cancel-ralph", False),
+        (T1 - timedelta(seconds=30), "/clear", True),
     ],
 )
 def test_only_a_recent_clear_is_told(git_repo: Path, store: LoopStore, ended: Any,
-                                     message: str, told: bool) -> None:
-    store.archive(end_loop(running(git_repo), "cancelled", message, ended))
+                                     by: str, told: bool) -> None:
+    # A /clear is recognised by who ended the loop, recorded in its state, not by its words.
+    store.archive(replace(end_loop(running(git_repo), "cancelled", CLEARED, ended),
+                          ended_by=by))
+
     output = handle_start(start_input("clear", OTHER_SESSION), env_for(git_repo), str(git_repo))
     assert (output is not None) is told
 
@@ -250,8 +252,9 @@ def run_session_launcher(event: str, stdin: bytes, env: dict[str, str], cwd: Pat
 
 def test_launcher_without_loop_state_imports_nothing_and_says_nothing(git_repo: Path) -> None:
     env = hook_env(git_repo)
-    for event, raw in (("start", start_input("compact")), ("end", end_input("clear")),
-                       ("start", b"garbage"), ("end", b"")):
+    for event, raw in (("session-start", start_input("compact")),
+                       ("session-end", end_input("clear")),
+                       ("session-start", b"garbage"), ("session-end", b"")):
         result = run_session_launcher(event, raw, env, git_repo)
         assert (result.code, result.stdout, result.stderr) == (0, "", "")
     assert not (git_repo / ".claude").exists()
@@ -262,19 +265,19 @@ def test_launcher_re_states_and_archives(git_repo: Path, store: LoopStore) -> No
     env.pop("FINESSE_RUNTIME")  # standard library only: no plugin environment needed
     state = make_state(git_repo, started_at=T0)
     store.save(state)
-    started = run_session_launcher("start", start_input("compact"), env, git_repo)
+    started = run_session_launcher("session-start", start_input("compact"), env, git_repo)
     assert (started.code, started.stderr) == (0, "")
     assert started.output() == {"hookSpecificOutput": {
         "hookEventName": "SessionStart",
         "additionalContext": "(Re-stated after compact)\n" + start_context(state),
     }}
-    ended = run_session_launcher("end", end_input("clear"), env, git_repo)
+    ended = run_session_launcher("session-end", end_input("clear"), env, git_repo)
     assert (ended.code, ended.stdout, ended.stderr) == (0, "", "")
     [archived] = store.history()
     assert (archived.loop_id, archived.outcome, archived.end_message) == (
         state.loop_id, "cancelled", "Ralph loop cancelled by /clear at iteration 1/8."
     )
-    told = run_session_launcher("start", start_input("clear", OTHER_SESSION), env, git_repo)
+    told = run_session_launcher("session-start", start_input("clear", OTHER_SESSION), env, git_repo)
     assert told.output() == {
         "systemMessage": f"finesse: /clear ended the Ralph loop of the previous session "
                          f"({state.loop_id}); it was archived as cancelled. Start a new one "
@@ -289,7 +292,7 @@ def test_launcher_finds_the_root_from_a_subdirectory(git_repo: Path, store: Loop
     sub.mkdir()
     state = make_state(git_repo)
     store.save(state)
-    started = run_session_launcher("start", start_input("compact", cwd=str(sub)), env, sub)
+    started = run_session_launcher("session-start", start_input("compact", cwd=str(sub)), env, sub)
     assert started.output() == {"hookSpecificOutput": {
         "hookEventName": "SessionStart",
         "additionalContext": "(Re-stated after compact)\n" + start_context(state),

@@ -13,10 +13,9 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import BinaryIO, TextIO
 
-from finesse.engine import end_loop
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, add_context, tell_user
-from finesse.loop.lifecycle import finish, start_context
+from finesse.loop.lifecycle import cancel_loop, start_context
 from finesse.models import HookInput
 from finesse.schema import SchemaError, from_dict
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
@@ -57,7 +56,7 @@ def handle_start(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | N
     if source == "clear":
         now = utcnow()
         cleared = [loop for loop in store.history()
-                   if loop.end_message.startswith(f"Ralph loop cancelled by {CLEARED_BY}")
+                   if loop.ended_by == CLEARED_BY
                    and loop.ended_at is not None and now - loop.ended_at < RECENT]
         if cleared:
             return tell_user(
@@ -76,12 +75,7 @@ def handle_end(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | Non
         return None  # the session may be resumed later, and its loop with it
     store = LoopStore(StatePaths(find_project_root(env, data.cwd or cwd)))
     with store.locked(data.session_id):
-        state = store.load(data.session_id)
-        if state is None:
-            return None
-        message = (f"Ralph loop cancelled by {CLEARED_BY} at iteration "
-                   f"{state.iteration}/{state.max_iterations}.")
-        finish(store, end_loop(state, "cancelled", message, utcnow()))
+        cancel_loop(store, data.session_id, utcnow(), by=CLEARED_BY)
     return None
 
 def main_start(stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:

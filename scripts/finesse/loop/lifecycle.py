@@ -142,7 +142,7 @@ def cancel_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> Lo
     if state is None:
         return None
     message = f"Ralph loop cancelled by {by} at iteration {state.iteration}/{state.max_iterations}."
-    ended = end_loop(state, "cancelled", message, now)
+    ended = replace(end_loop(state, "cancelled", message, now), ended_by=by)
     finish(store, ended)
     return ended
 
@@ -184,7 +184,7 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
     minutes = request.timeout_minutes or previous.timeout_minutes
     reopened = replace(
         previous,
-        outcome=None, ended_at=None, end_message="", blocker="", report_path="",
+        outcome=None, ended_at=None, end_message="", ended_by="", blocker="", report_path="",
         iteration=made + 1, max_iterations=cap, iteration_started_at=now, updated_at=now,
         timeout_minutes=minutes,
         deadline_at=now + timedelta(minutes=minutes) if minutes else None,

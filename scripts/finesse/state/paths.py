@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from finesse.support.git import OWN_DIR
+from finesse.support.layout import LOOPS_DIR, OWN_DIR, project_root
 
 STATE_SUBDIR = tuple(OWN_DIR.split("/"))
 KILL_SWITCH_NAME = "STOP"
@@ -25,19 +25,10 @@ def is_valid_session_id(session_id: object) -> bool:
 
 
 def find_project_root(env: Mapping[str, str], cwd: str | os.PathLike[str]) -> Path:
-    """CLAUDE_PROJECT_DIR when set, else the nearest directory above cwd holding `.git`.
-
-    Falls back to cwd itself when there is no repository, so a loop outside git still has
-    one fixed home for the life of the session.
-    """
-    project_dir = env.get("CLAUDE_PROJECT_DIR")
-    if project_dir:
-        return Path(project_dir)
-    start = Path(cwd).absolute()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
+    """CLAUDE_PROJECT_DIR when set, else the nearest directory above cwd holding `.git`,
+    else cwd itself, so a loop outside git still has one fixed home for the session
+    (`finesse.support.layout.project_root`)."""
+    return Path(project_root(env, os.fspath(cwd)))
 
 
 class StatePaths:
@@ -46,7 +37,7 @@ class StatePaths:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.base = root.joinpath(*STATE_SUBDIR)
-        self.loops = self.base / "loops"
+        self.loops = root / LOOPS_DIR
         self.history = self.base / "history"
         self.reports = self.base / "reports"
         self.locks = self.base / "locks"

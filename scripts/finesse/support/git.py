@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from finesse.errors import FinesseError
+from finesse.support.layout import OWN_DIR
 
 if TYPE_CHECKING:
     import git as gitpython
 
-OWN_DIR = ".claude/ralph"
 # Relative to the project root, where every command runs.
 OWN_EXCLUDE = f":(exclude){OWN_DIR}"
 SCOPE = ("--", ".", OWN_EXCLUDE)

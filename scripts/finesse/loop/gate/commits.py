@@ -28,7 +28,8 @@ from pathlib import Path
 
 from finesse.errors import FinesseError, UsageError
 from finesse.support.files import shown_name
-from finesse.support.git import OWN_DIR, SCOPE, Git, GitError, join_names, split_names
+from finesse.support.git import SCOPE, Git, GitError, join_names, split_names
+from finesse.support.layout import OWN_DIR
 
 SUBJECT_LIMIT = 72
 # Used for commits only when git has no configured identity: see _identity_env.

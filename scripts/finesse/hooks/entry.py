@@ -1,0 +1,87 @@
+"""Every hook event of the plugin starts here (from `hooks/launch.py EVENT`).
+
+Each event first asks, with the standard library alone and before any JSON is parsed,
+whether it concerns finesse at all; most do not, and then nothing else is imported:
+
+- `stop`: this session has a loop only if a file `<session_id>.json` is in the project's
+  loops folder and the session id appears in the input (one directory listing and a byte
+  search). It runs on every stop of every session that has the plugin.
+- `prompt`: only our slash commands; they may need the plugin's virtualenv (built on first
+  use). An interpreter older than 3.11 is refused in one line.
+- `session-start`, `session-end`: only when the project has a `.claude/ralph/` folder.
+
+Written in syntax an old `python3` can still import, so the version check can speak.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+MIN_PYTHON = (3, 11)
+
+
+def may_have_loop(raw: bytes, root: str) -> bool:
+    """False when no loop of this project can be this input's session's. Loop files are
+    named `<session_id>.json` and ids are plain ASCII, so a session whose id appears
+    nowhere in the input as a quoted string has no loop here."""
+    from finesse.support.layout import loop_file_names
+
+    return any(name.endswith(".json") and b'"%s"' % name[:-5].encode() in raw
+               for name in loop_file_names(root))
+
+
+def _root() -> str:
+    from finesse.support.layout import project_root
+
+    return project_root(os.environ, os.getcwd())
+
+
+def _prompt(raw: bytes) -> int:
+    import json
+
+    from finesse.loop.grammar import match_command
+
+    prompt = json.loads(raw).get("prompt")
+    if not isinstance(prompt, str) or match_command(prompt) is None:
+        return 0
+    if sys.version_info < MIN_PYTHON:
+        from finesse.hooks.output import block, render
+
+        found = ".".join(map(str, sys.version_info[:3]))
+        print(render(block(f"finesse: needs Python 3.11 or newer as python3, found {found}; "
+                           "see `ralph doctor`")))
+        return 0
+    from finesse.support.runtime import RuntimeMissing, activate
+
+    try:
+        activate(os.environ, may_build=True)
+    except RuntimeMissing as err:
+        from finesse.hooks.output import block, render
+
+        print(render(block(f"finesse: {err}")))
+        return 0
+    from finesse.hooks.prompt_submit import main
+
+    return main(stdin=io.BytesIO(raw))
+
+
+def run(event: str, stdin: io.BufferedIOBase | None = None) -> int:
+    raw = (stdin if stdin is not None else sys.stdin.buffer).read()
+    if event == "stop":
+        if not may_have_loop(raw, _root()):
+            return 0
+        from finesse.hooks.stop import main as stop
+
+        return stop(stdin=io.BytesIO(raw))
+    if event == "prompt":
+        return _prompt(raw)
+    if event in ("session-start", "session-end"):
+        if not os.path.isdir(os.path.join(_root(), ".claude", "ralph")):
+            return 0
+        from finesse.hooks.session import main_end, main_start
+
+        handler = main_end if event == "session-end" else main_start
+        return handler(stdin=io.BytesIO(raw))
+    return 0

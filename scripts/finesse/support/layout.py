@@ -1,0 +1,40 @@
+"""Where a project is, and where finesse keeps its state in it. Standard library `os` only,
+and syntax an old `python3` can still import: the hook entry decides from this alone, before
+anything else is loaded, whether an event concerns the plugin at all.
+
+The project root is CLAUDE_PROJECT_DIR when set (Claude Code sets it for hooks; it stays at
+the launch directory when the model runs `cd`), else the nearest directory above the working
+directory holding `.git`, else the working directory itself. Never the cwd alone: a hook's
+working directory follows the model's `cd`.
+"""
+
+from __future__ import annotations
+
+import os
+
+# The plugin's own folder under the project root: state, history, reports. Never committed,
+# reverted or counted as a change (finesse.support.git leaves it out of everything).
+OWN_DIR = ".claude/ralph"
+LOOPS_DIR = OWN_DIR + "/loops"
+
+
+def project_root(env: object, cwd: str) -> str:
+    """The project root as a string (see the module docstring). `env` is a mapping."""
+    configured = env.get("CLAUDE_PROJECT_DIR") if hasattr(env, "get") else None
+    if configured:
+        return str(configured)
+    start = current = os.path.abspath(cwd)
+    while not os.path.exists(os.path.join(current, ".git")):
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start
+        current = parent
+    return current
+
+
+def loop_file_names(root: str) -> list[str]:
+    """The names in the project's active-loops folder; [] when there is none."""
+    try:
+        return os.listdir(os.path.join(root, LOOPS_DIR))
+    except OSError:
+        return []
