@@ -19,6 +19,7 @@ from finesse.loop.lifecycle import start_context
 from finesse.loop.report import render_report
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
+from finesse.support.verify import run_all
 from tests.unit.states import SESSION, T0, files_under, git, store_for
 
 # Everything but Attempts and Review belongs to the user and must come back byte for byte:
@@ -486,7 +487,7 @@ def test_the_deadline_ends_the_loop_and_resume_opens_a_fresh_window(
 
 
 def test_verification_runs_in_the_project_root_within_its_timeout(git_repo: Path) -> None:
-    results = stop.verify_all(["pwd", "sleep 5"], git_repo, {"FINESSE_VERIFY_TIMEOUT": "0.3"})
+    results = run_all(["pwd", "sleep 5"], cwd=git_repo, settings={"FINESSE_VERIFY_TIMEOUT": "0.3"})
     assert [(r.command, r.exit_code, r.timed_out) for r in results] == [
         ("pwd", 0, False), ("sleep 5", None, True)
     ]

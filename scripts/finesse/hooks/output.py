@@ -1,11 +1,13 @@
-"""The one place hook output is shaped. A hook prints one JSON object or nothing."""
+"""The one place hook output is shaped. A hook prints one JSON object or nothing.
+
+Importable by an old `python3` (the hook entry uses it to say that finesse needs 3.11)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Dict  # noqa: UP035
 
-HookOutput = dict[str, Any]
+HookOutput = Dict[str, Any]  # noqa: UP006 (see the module docstring)
 
 
 def block(reason: str, *, system_message: str | None = None) -> HookOutput:

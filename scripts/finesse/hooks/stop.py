@@ -6,8 +6,7 @@ library only, like everything this imports: it runs on every stop of a looping s
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
@@ -17,18 +16,14 @@ from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, block, tell_user
 from finesse.loop.gate.step import run_gate_step
 from finesse.loop.lifecycle import finish, record_iteration
-from finesse.models import CommandResult, StopInput
+from finesse.models import StopInput
 from finesse.schema import SchemaError, from_json
 from finesse.signals import claims_completion
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import CorruptStateError, LoopStore, utcnow
 from finesse.support import git as gitstate
 from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
-from finesse.support.verify import run_command
-
-# The hook's own timeout in hooks.json is 3600 s; verification must end well before it.
-VERIFY_BUDGET_SECONDS = 3000.0
-VERIFY_COMMAND_TIMEOUT = 600.0
+from finesse.support.verify import run_all
 
 
 def last_reply(data: StopInput) -> str | None:
@@ -38,17 +33,6 @@ def last_reply(data: StopInput) -> str | None:
     if data.transcript_path:
         return last_assistant_text(Path(data.transcript_path))
     return None
-
-
-def verify_all(commands: Sequence[str], root: Path, env: Mapping[str, str]) -> list[CommandResult]:
-    """Every command, in the project root, within the hook's time budget."""
-    per_command = float(env.get("FINESSE_VERIFY_TIMEOUT") or VERIFY_COMMAND_TIMEOUT)
-    deadline = time.monotonic() + VERIFY_BUDGET_SECONDS
-    results = []
-    for command in commands:
-        remaining = max(1.0, min(per_command, deadline - time.monotonic()))
-        results.append(run_command(command, cwd=root, timeout=remaining))
-    return results
 
 
 def _consume(path: Path) -> bool:
@@ -82,14 +66,15 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
             verification = None
             if (not cancelled and reply is not None and state.verify
                     and claims_completion(reply, state.promise)):
-                verification = verify_all(state.verify, root, env)
+                verification = run_all(state.verify, cwd=root, settings=env)
             transcript = Path(data.transcript_path) if data.transcript_path else None
             done_file = store.paths.loop_done_file(state.session_id)
             loop_done = _consume(done_file)
             gate_step = None
             if state.gate and not cancelled:
                 gate_step = run_gate_step(
-                    state, root, reply, lambda commands, where: verify_all(commands, where, env)
+                    state, root, reply,
+                    lambda commands, where: run_all(commands, cwd=where, settings=env),
                 )
             decision = decide(state, Observation(
                 reply=reply,

@@ -23,6 +23,10 @@ from pathlib import Path
 from finesse.models import CommandResult
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
+# In a hook: each command at most COMMAND_TIMEOUT_SECONDS, all of them BUDGET_SECONDS (the
+# Stop hook's own timeout in hooks.json is 3600 s).
+COMMAND_TIMEOUT_SECONDS = 600.0
+BUDGET_SECONDS = 3000.0
 DEFAULT_TAIL_CHARS = 4000
 # After SIGTERM, how long the group has to end before SIGKILL.
 KILL_GRACE_SECONDS = 2.0
@@ -217,12 +221,23 @@ def run_command(command: str, *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SEC
     )
 
 
-def run_all(commands: Iterable[str], *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SECONDS,
-            tail_chars: int = DEFAULT_TAIL_CHARS,
-            env: Mapping[str, str] | None = None) -> list[CommandResult]:
-    """Run every command in order, also after a failure, so the evidence is complete."""
-    return [run_command(command, cwd=cwd, timeout=timeout, tail_chars=tail_chars, env=env)
-            for command in commands]
+def run_all(commands: Iterable[str], *, cwd: Path, timeout: float | None = None,
+            settings: Mapping[str, str] | None = None,
+            budget: float = BUDGET_SECONDS) -> list[CommandResult]:
+    """Run every command in order, also after a failure, so the evidence is complete.
+
+    Each command may take `timeout` seconds (default: FINESSE_VERIFY_TIMEOUT in `settings`,
+    else COMMAND_TIMEOUT_SECONDS) and all of them `budget` seconds together: a hook must end
+    well before Claude Code's own timeout for it.
+    """
+    per_command = timeout if timeout is not None else float(
+        (settings or {}).get("FINESSE_VERIFY_TIMEOUT") or COMMAND_TIMEOUT_SECONDS)
+    deadline = time.monotonic() + budget
+    results = []
+    for command in commands:
+        remaining = max(1.0, min(per_command, deadline - time.monotonic()))
+        results.append(run_command(command, cwd=cwd, timeout=remaining))
+    return results
 
 
 def _code_span(text: str) -> str:
