@@ -26,7 +26,7 @@ from typing import Any, Literal
 from finesse import signals
 from finesse.models import CommandResult, GateStep, IterationRecord, LoopState, Outcome, replace
 from finesse.prompts import iteration_header, loop_prompt, protocol_notes, repair_prompt
-from finesse.support.verify import failure_excerpt
+from finesse.support.evidence import failure_excerpt
 
 __all__ = ["Decision", "Observation", "decide", "iteration_header", "loop_prompt",
            "protocol_notes"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from finesse.models import CommandResult, LoopState
 from finesse.state.paths import StatePaths
-from finesse.support.verify import failure_excerpt
+from finesse.support.evidence import failure_excerpt
 
 RECORD_REQUEST = (
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from finesse.models import CommandResult
 from finesse.support import verify
+from finesse.support.evidence import failure_excerpt
 from finesse.support.verify import (
-    CommandResult,
-    failure_excerpt,
     fingerprint,
     normalise_output,
     run_all,

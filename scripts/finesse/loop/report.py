@@ -7,7 +7,7 @@ from datetime import datetime
 
 from finesse.engine import RESUMABLE
 from finesse.models import CommandResult, IterationRecord, LoopState
-from finesse.support.verify import fence_for
+from finesse.support.evidence import fence_for
 
 TITLES = {
     "success": "success",
