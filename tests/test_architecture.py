@@ -42,9 +42,9 @@ def room_of(name: str) -> int:
     best: tuple[int, int] | None = None  # (prefix length, rank)
     for rank, (_, prefixes) in enumerate(ROOMS):
         for prefix in prefixes:
-            if name == prefix or (prefix != "finesse" and name.startswith(prefix + ".")):
-                if best is None or len(prefix) > best[0]:
-                    best = (len(prefix), rank)
+            matches = name == prefix or (prefix != "finesse" and name.startswith(prefix + "."))
+            if matches and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), rank)
     assert best is not None, f"{name} is in no room: add it to ROOMS and the README"
     return best[1]
 
