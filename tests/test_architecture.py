@@ -18,7 +18,7 @@ ROOMS = (
     ("records", ("finesse", "finesse.errors", "finesse.schema", "finesse.models")),
     ("support", ("finesse.support",)),
     ("state", ("finesse.state",)),
-    ("core", ("finesse.signals", "finesse.prompts", "finesse.engine")),
+    ("core", ("finesse.signals", "finesse.prompts", "finesse.recording", "finesse.engine")),
     ("loop", ("finesse.loop",)),
     ("authoring", ("finesse.authoring",)),
     ("hooks", ("finesse.hooks",)),
@@ -26,7 +26,7 @@ ROOMS = (
 )
 MAX_LINES = 300
 # Modules allowed over MAX_LINES: each docstring says why it must be one piece.
-LONG_MODULES: frozenset[str] = frozenset()
+LONG_MODULES: frozenset[str] = frozenset({"finesse.support.git"})
 
 
 def module_name(path: Path) -> str:

@@ -12,7 +12,8 @@ from typing import Any, Literal, TypeVar
 from finesse import schema
 
 Outcome = Literal[
-    "success", "limit", "cancelled", "blocked", "failure", "quiesced", "timeout", "error"
+    "success", "limit", "cancelled", "aborted", "blocked", "failure", "quiesced", "timeout",
+    "error",
 ]
 STATE_VERSION = 1
 Record = TypeVar("Record")
@@ -27,6 +28,19 @@ def _at_least_one(record: object, *names: str) -> None:
     for name in names:
         if getattr(record, name) < 1:
             raise ValueError(name, "expected an integer >= 1")
+
+
+# Bounds a loop file is checked against when it is read: a tampered or garbled number is
+# corruption, never a loop that runs for 10**30 iterations.
+MAX_ITERATIONS_EVER = 100_000
+MAX_COUNTER = 1_000_000
+
+
+def _within(record: object, ceiling: int, *names: str) -> None:
+    for name in names:
+        value = getattr(record, name)
+        if value is not None and not 0 <= value <= ceiling:
+            raise ValueError(name, f"expected an integer from 0 to {ceiling}")
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,7 @@ class GateStep:
     commit: str | None = None
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    untouched: list[str] = field(default_factory=list)  # submodules a revert left as they are
     baseline: list[CommandResult] | None = None  # the gate on the reverted baseline
     error: str = ""
 
@@ -108,6 +123,7 @@ class IterationRecord:
     commit: str | None = None
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    untouched: list[str] = field(default_factory=list)  # submodules not reverted inside
 
     def __post_init__(self) -> None:
         _at_least_one(self, "number")
@@ -144,8 +160,11 @@ class LoopState:
     ended_at: datetime | None = None
     end_message: str = ""
     ended_by: str = ""  # who ended it from outside: /cancel-ralph, `ralph cancel`, /clear...
+    verified: bool | None = None  # a success: backed by green checks, or on the agent's word
     # The written plan and the protocol's counters.
     plan_file: str | None = None
+    notebook: str | None = None  # where attempts and the review are written: the plan, or
+    # a tasks/todo.md with the seed's headings
     quiesce_after: int = 2
     timeout_minutes: int | None = None
     deadline_at: datetime | None = None
@@ -168,12 +187,19 @@ class LoopState:
     effort: str | None = None
     snapshot_commit: str | None = None
     iteration_base: str | None = None
+    gate_branch: str | None = None  # the branch a gate loop commits on (refs/heads/...)
     repairing: bool = False
     red_streak: int = 0
     empty_iterations: int = 0
 
     def __post_init__(self) -> None:
         _at_least_one(self, "max_iterations", "iteration", "quiesce_after")
+        _within(self, MAX_ITERATIONS_EVER, "max_iterations")
+        _within(self, self.max_iterations + 1, "iteration")
+        _within(self, 7, "quiesce_after")
+        _within(self, 7 * 24 * 60, "timeout_minutes")
+        _within(self, MAX_COUNTER, "idle_iterations", "failure_streak", "replans",
+                "red_streak", "empty_iterations")
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> LoopState:

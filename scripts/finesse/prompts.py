@@ -1,5 +1,6 @@
 """The text the model is given at each iteration: the header, the same task, the protocol's
-notes, and what the last iteration left to fix or repair."""
+notes, the previous learnings (seed 004: every iteration after the first starts from what
+the last ones learned), and what the last iteration left to fix or repair."""
 
 from __future__ import annotations
 
@@ -8,6 +9,28 @@ from pathlib import Path
 from finesse.models import CommandResult, LoopState
 from finesse.state.paths import StatePaths
 from finesse.support.evidence import failure_excerpt
+
+# Seed 004's per-iteration block: the last learning, and a few before it, bounded.
+EARLIER_LEARNINGS = 5
+LEARNING_CHARS = 300
+
+
+def learnings_block(state: LoopState) -> str:
+    """`Previous learnings: ...` and up to five earlier ones; "" before any was recorded."""
+    if not state.learnings:
+        return ""
+
+    def short(text: str) -> str:
+        flat = " ".join(text.split())
+        return flat if len(flat) <= LEARNING_CHARS else flat[: LEARNING_CHARS - 1] + "…"
+
+    *earlier, last = state.learnings
+    lines = [f"Previous learnings: {short(last)}"]
+    if earlier:
+        lines.append("Earlier learnings:")
+        lines += [f"- {short(text)}" for text in earlier[-EARLIER_LEARNINGS:]]
+    return "\n".join(lines)
+
 
 RECORD_REQUEST = (
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
@@ -35,6 +58,8 @@ def protocol_notes(state: LoopState) -> str:
     if state.plan_file:
         lines.append(f"The plan is {state.plan_file}: re-read it now; your attempts are "
                      "recorded under its `## Attempts`.")
+    elif state.notebook:
+        lines.append(f"Your attempts are recorded under `## Attempts` in {state.notebook}.")
     if state.verify:
         shown = ", ".join(f"`{command}`" for command in state.verify)
         lines.append(f"When you claim completion, the plugin runs {shown} itself and rejects "
@@ -46,7 +71,8 @@ def protocol_notes(state: LoopState) -> str:
         lines.append(f"When the whole task is done, write `done` to {loop_done_path(state)} "
                      "to end the loop.")
     lines.append("If you cannot go on, end with a line `RESULT: BLOCKED` followed by what "
-                 "blocks you.")
+                 "blocks you and what the user must do; that ends the loop as blocked, whatever "
+                 "else the reply says.")
     lines.append(RECORD_REQUEST)
     return "\n".join(lines)
 
@@ -54,7 +80,9 @@ def protocol_notes(state: LoopState) -> str:
 def loop_prompt(state: LoopState, feedback: str = "") -> str:
     """The prompt of each iteration: the header, the same task, then the protocol notes and
     what the last iteration left to fix."""
-    parts = [iteration_header(state), state.prompt, "---", protocol_notes(state)]
+    learned = learnings_block(state)
+    parts = [iteration_header(state), *([learned] if learned else []), state.prompt, "---",
+             protocol_notes(state)]
     if feedback:
         parts.append(feedback)
     return "\n\n".join(parts)

@@ -126,6 +126,8 @@ def from_json(cls: type[T], raw: str | bytes, *, strict: bool = True) -> T:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as err:
         raise SchemaError("", f"not valid JSON ({err})") from None
+    except RecursionError:
+        raise SchemaError("", "nested too deeply to be a loop state") from None
     return from_dict(cls, data, strict=strict)
 
 
@@ -148,4 +150,5 @@ def to_dict(record: Any) -> dict[str, Any]:
 
 
 def to_json(record: Any) -> str:
-    return json.dumps(to_dict(record), indent=2, ensure_ascii=False)
+    # ASCII with escapes: any text (a lone surrogate, a name that is not UTF-8) is storable.
+    return json.dumps(to_dict(record), indent=2, ensure_ascii=True)

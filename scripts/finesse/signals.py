@@ -1,26 +1,43 @@
-"""What the agent's last reply says: the completion promise, found only where it was meant.
+"""What the agent's last reply says, read once from its prose (code never counts): the
+completion promise, the protocol's terminal result line, the blocker, and the iteration
+record lines (`Approach:`, `Evidence:`, `Learning:`, `Next:`).
 
-Also the protocol's terminal lines (`RESULT: VERIFIED_COMPLETE`, `RESULT: BLOCKED` and the
-blocker after it) and the iteration record lines (`Approach:`, `Evidence:`, `Learning:`,
-`Next:`), all read from the prose only.
+The terminal-line rule (seed 001: "exactly one result line, then the promise"):
 
-A promise counts only as a `<promise>...</promise>` tag whose trimmed, whitespace-collapsed
-text equals the configured promise, outside fenced code blocks and inline code. A bare
-`DONE`, or a tag quoted as code while the agent explains the protocol, never ends a loop.
+1. Only prose counts: fenced code, indented code and inline code spans are removed first
+   (`finesse.support.markdown`), so a tag or a line quoted as code never ends a loop.
+2. A result line is a line whose text, after Markdown decoration (indentation, `>` quote
+   markers, list bullets, `#` heading marks, `*`/`_` emphasis), starts with `RESULT:` and
+   then the word `VERIFIED_COMPLETE` or `BLOCKED` (upper case, a whole word:
+   `BLOCKED_BY_X` is not it). The terminal result line is the LAST one in the prose.
+3. A terminal `RESULT: BLOCKED` makes the reply **blocked**, whatever else it holds: the
+   promise after it is the seed's transport-level stop signal, never a claim of success.
+   The blocker is the rest of that line and the lines after it (at most 20).
+4. Otherwise the reply **claims completion** when its prose holds the promise tag
+   `<promise>TEXT</promise>` (tag name in any case; TEXT trimmed and whitespace-collapsed,
+   equal to the loop's promise), or when its terminal result line is
+   `RESULT: VERIFIED_COMPLETE`. A bare `DONE` never counts.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass, field
+from typing import Literal
 
 from finesse.support.markdown import strip_code
 
+Terminal = Literal["VERIFIED_COMPLETE", "BLOCKED"]
+
 _PROMISE_TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL | re.IGNORECASE)
-# Markdown decoration a line may carry around a label: indentation, bullets, quotes, bold.
-_DECORATION = r"[ \t>*_+-]*"
+# Markdown decoration a line may carry around a label: indentation, quotes, bullets,
+# heading marks, emphasis.
+_DECORATION = r"[ \t>*_+#-]*"
 _RESULT_LINE = re.compile(
-    rf"^{_DECORATION}RESULT:[*_ \t]*(VERIFIED_COMPLETE|BLOCKED)\b[*_ \t.]*(.*)$", re.MULTILINE
+    rf"^{_DECORATION}RESULT:[*_ \t]*(VERIFIED_COMPLETE|BLOCKED)"
+    r"(?:[*_]+(?![A-Za-z0-9])|(?![A-Za-z0-9_]))[*_ \t.]*(.*)$",
+    re.MULTILINE,
 )
 _RECORD_LINE = re.compile(
     rf"^{_DECORATION}(approach|evidence|learnings?|next(?: action| step)?)[*_]*[ \t]*:[*_]*"
@@ -34,51 +51,84 @@ def collapse_whitespace(text: str) -> str:
     return " ".join(text.split())
 
 
+@dataclass(frozen=True)
+class Reading:
+    """The reply read once: see the module docstring for the rule."""
+
+    terminal: Terminal | None = None
+    promised: bool = False  # the prose holds the loop's promise tag
+    blocker: str | None = None  # set when terminal is BLOCKED
+    fields: dict[str, str] = field(default_factory=dict)  # approach, evidence, learning, next
+
+    @property
+    def blocked(self) -> bool:
+        return self.terminal == "BLOCKED"
+
+    @property
+    def claims_completion(self) -> bool:
+        return not self.blocked and (self.promised or self.terminal == "VERIFIED_COMPLETE")
+
+
+def read_reply(reply: str, promise: str) -> Reading:
+    prose = strip_code(reply)
+    wanted = collapse_whitespace(promise)
+    promised = bool(wanted) and wanted in (
+        collapse_whitespace(text) for text in _PROMISE_TAG.findall(prose))
+    matches = list(_RESULT_LINE.finditer(prose))
+    last = matches[-1] if matches else None
+    terminal: Terminal | None = None
+    blocker = None
+    if last is not None:
+        terminal = "BLOCKED" if last.group(1) == "BLOCKED" else "VERIFIED_COMPLETE"
+        if terminal == "BLOCKED":
+            blocker = _blocker(prose, last)
+    return Reading(terminal, promised, blocker, _record_fields(prose))
+
+
+def _blocker(prose: str, marker: re.Match[str]) -> str:
+    on_marker = marker.group(2).strip(" \t:-")
+    lines = ([on_marker] if on_marker else []) + prose[marker.end():].splitlines()[1:]
+    text = "\n".join(line.rstrip() for line in lines[:MAX_BLOCKER_LINES]).strip()
+    return text or "(no reason given)"
+
+
+def _record_fields(prose: str) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for label, value in _RECORD_LINE.findall(prose):
+        word = label.lower().split()[0]
+        key = word.rstrip("s") if word.startswith("learning") else word
+        if value and key not in fields:
+            fields[key] = value
+    return fields
+
+
 def promise_texts(reply: str) -> list[str]:
     """Every promise tag's text in the prose of the reply, whitespace-collapsed."""
     return [collapse_whitespace(match) for match in _PROMISE_TAG.findall(strip_code(reply))]
 
 
 def has_promise(reply: str, promise: str) -> bool:
-    wanted = collapse_whitespace(promise)
-    return bool(wanted) and wanted in promise_texts(reply)
+    return read_reply(reply, promise).promised
 
 
-def result_line(reply: str) -> str | None:
-    """The last terminal line of the prose: VERIFIED_COMPLETE, BLOCKED, or None."""
-    found = _RESULT_LINE.findall(strip_code(reply))
-    return found[-1][0] if found else None
+def result_line(reply: str) -> Terminal | None:
+    """The terminal result line of the prose: VERIFIED_COMPLETE, BLOCKED, or None."""
+    return read_reply(reply, "").terminal
 
 
 def claims_completion(reply: str, promise: str) -> bool:
-    """The agent says it is done: the promise, or `RESULT: VERIFIED_COMPLETE`."""
-    return has_promise(reply, promise) or result_line(reply) == "VERIFIED_COMPLETE"
+    return read_reply(reply, promise).claims_completion
 
 
 def blocker(reply: str) -> str | None:
-    """What blocks, when the prose has a `RESULT: BLOCKED` line: the text on that line after
-    the marker and the lines after it (up to 20). None without such a line."""
-    prose = strip_code(reply)
-    matches = [m for m in _RESULT_LINE.finditer(prose) if m.group(1) == "BLOCKED"]
-    if not matches:
-        return None
-    last = matches[-1]
-    on_marker = last.group(2).strip(" \t:-")
-    lines = ([on_marker] if on_marker else []) + prose[last.end():].splitlines()[1:]
-    text = "\n".join(line.rstrip() for line in lines[:MAX_BLOCKER_LINES]).strip()
-    return text or "(no reason given)"
+    """What blocks, when the terminal result line is `RESULT: BLOCKED`; else None."""
+    return read_reply(reply, "").blocker
 
 
 def record_fields(reply: str) -> dict[str, str]:
     """The iteration record lines of the prose, by field: approach, evidence, learning, next.
     The first line of each kind counts."""
-    fields: dict[str, str] = {}
-    for label, value in _RECORD_LINE.findall(strip_code(reply)):
-        key = label.lower().split()[0].rstrip("s") if label.lower().startswith("learning") \
-            else label.lower().split()[0]
-        if value and key not in fields:
-            fields[key] = value
-    return fields
+    return read_reply(reply, "").fields
 
 
 def digest(reply: str) -> str:

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 
 MIN_PYTHON = (3, 11)
+# `/goal CONDITION` (not `/goal` alone nor `/goal clear`, which only report or clear it).
+_GOAL = re.compile(r"\A\s*/goal[ \t]+(?!clear\s*\Z)\S")
 
 
 def may_have_loop(raw: bytes, root: str) -> bool:
@@ -44,7 +47,14 @@ def _prompt(raw: bytes) -> int:
     from finesse.loop.grammar import match_command
 
     prompt = json.loads(raw).get("prompt")
-    if not isinstance(prompt, str) or match_command(prompt) is None:
+    if not isinstance(prompt, str):
+        return 0
+    if match_command(prompt) is None:
+        if _GOAL.match(prompt) and may_have_loop(raw, _root()):
+            from finesse.hooks.boundary import run_hook
+            from finesse.hooks.prompt_submit import goal_typed
+
+            return run_hook("UserPromptSubmit", goal_typed, io.BytesIO(raw))
         return 0
     if sys.version_info < MIN_PYTHON:
         from finesse.hooks.output import block, render

@@ -31,4 +31,5 @@ def add_context(event: str, context: str, *, system_message: str | None = None) 
 
 
 def render(output: HookOutput | None) -> str:
-    return "" if output is None else json.dumps(output, ensure_ascii=False)
+    # ASCII with escapes: a lone surrogate or an undecodable name never breaks the output.
+    return "" if output is None else json.dumps(output, ensure_ascii=True)

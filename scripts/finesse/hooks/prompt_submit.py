@@ -1,18 +1,24 @@
 """UserPromptSubmit hook: our slash commands, answered in Python before the model sees them.
 
 `/ralph-loop` is parsed and validated here; a bad one is blocked with one line saying what
-to type, and the model is never called. Status, cancel and help are answered here too, by
-blocking the prompt with the answer: deterministic, no model call.
+to type, and the model is never called. Status, cancel, abort and help are answered here
+too, by blocking the prompt with the answer: deterministic, no model call.
+
+A loop and Claude Code's `/goal` both drive the Stop hook (seed 001: never both in one
+session). A loop does not start while the session's transcript shows an active goal; a
+`/goal CONDITION` typed while a loop runs cannot be stopped by a hook (the goal is set
+before hooks run), so the loop ends, and says why, rather than fight it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from finesse.errors import FinesseError, UsageError
 from finesse.hooks.boundary import run_hook
-from finesse.hooks.output import HookOutput, add_context, block
+from finesse.hooks.output import HookOutput, add_context, block, tell_user
 from finesse.loop.grammar import (
     SlashCommand,
     expect_no_args,
@@ -21,17 +27,19 @@ from finesse.loop.grammar import (
 )
 from finesse.loop.lifecycle import (
     cancel_loop,
-    describe,
     latest_resumable,
     resume_loop,
-    start_context,
     start_loop,
+    stop_loop,
 )
 from finesse.loop.request import StartRequest, start_request
+from finesse.loop.status import describe, start_context, start_notes
 from finesse.models import PromptInput
 from finesse.schema import SchemaError, from_json
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import LoopStore, utcnow
+from finesse.support.files import is_regular_file
+from finesse.support.transcript import active_goal
 
 EVENT = "UserPromptSubmit"
 
@@ -46,11 +54,16 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
       --timeout-minutes N.
   /ralph-status    where this session's loop is
   /cancel-ralph    stop this session's loop now
+  /ralph-abort     stop it now and give it up (it cannot be resumed)
   /ralph-resume [--max-iterations N] [--timeout-minutes N]
                    reopen this session's last loop that hit a limit, quiesced,
                    timed out or was blocked
-  From a terminal: ralph status | ralph cancel [--session ID | --all] | ralph report
-                   | ralph resume | ralph doctor
+  Arguments are split like a shell's: quote words with spaces ("..." or '...');
+  a backslash escapes a quote, a space or a backslash and is kept otherwise
+  (so \\d+ and C:\\Users stay as typed); an apostrophe inside a word (don't) is
+  kept when no quote closes it. Long or tricky prompts: --prompt-file PATH.
+  From a terminal: ralph status | ralph cancel [--session ID | --all] | ralph abort
+                   | ralph report | ralph resume | ralph doctor
   Emergency stop for every loop of the project: create the file .claude/ralph/STOP"""
 
 
@@ -69,20 +82,27 @@ def _checked_prompt(request: StartRequest) -> list[str]:
     return failing
 
 
-def _start(store: LoopStore, session_id: str, command: SlashCommand) -> HookOutput:
+def _refuse_goal(data: PromptInput) -> None:
+    transcript = Path(data.transcript_path) if data.transcript_path else None
+    if transcript is None or not is_regular_file(transcript):
+        return
+    goal = active_goal(transcript)
+    if goal is not None:
+        raise UsageError(
+            f"this session has an active /goal ({goal!r}); a goal and a Ralph loop would both "
+            "drive the Stop hook: type `/goal clear` first, or start the loop in a new session"
+        )
+
+
+def _start(store: LoopStore, data: PromptInput, command: SlashCommand) -> HookOutput:
     request = start_request(command.args, store.paths.root, command=command.name)
     forced: list[str] = []
     if command.name == "finesse-execute":
         forced = _checked_prompt(request)
-    with store.locked(session_id):
-        state = start_loop(store, session_id, request, utcnow(), forced_past=forced)
-    notes = [
-        f"Ralph loop started: up to {state.max_iterations} iterations, ends on "
-        f"<promise>{state.promise}</promise>. /ralph-status to watch, /cancel-ralph to stop."
-    ]
-    notes.extend(f"warning: {warning}" for warning in request.warnings)
-    if forced:
-        notes.append(f"warning: started with --force past failing checks: {', '.join(forced)}")
+    _refuse_goal(data)
+    with store.locked(data.session_id):
+        state = start_loop(store, data.session_id, request, utcnow(), forced_past=forced)
+    notes = start_notes(state, request.warnings, forced)
     return add_context(EVENT, start_context(state), system_message="\n".join(notes))
 
 
@@ -96,12 +116,42 @@ def _resume(store: LoopStore, session_id: str, command: SlashCommand) -> HookOut
     return add_context(EVENT, start_context(state), system_message=note)
 
 
-def _cancel(store: LoopStore, session_id: str) -> HookOutput:
-    with store.locked(session_id):
-        ended = cancel_loop(store, session_id, utcnow(), by="/cancel-ralph")
+def _cancel(store: LoopStore, session_id: str, by: str) -> HookOutput:
+    """End this session's loop now (see `lifecycle.stop_loop`)."""
+    stopped = stop_loop(store, session_id, utcnow(), by)
+    if stopped.requested:
+        return block("finesse: the loop's stop is busy (running its checks); the "
+                     f"{'abort' if by == '/ralph-abort' else 'cancel'} is recorded and the "
+                     "loop ends as soon as that stop decides.")
+    if stopped.given_up is not None:
+        return block(f"finesse: the ended loop {stopped.given_up.loop_id} was aborted: it can "
+                     "no longer be resumed.")
+    if stopped.ended is None:
+        return block("finesse: no Ralph loop is running in this session; nothing to "
+                     f"{'abort' if by == '/ralph-abort' else 'cancel'}.")
+    return block(f"finesse: {stopped.ended.end_message} Its record is in "
+                 f"{store.paths.history}.")
+
+
+def goal_typed(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
+    """`/goal CONDITION` typed in a session with a loop: the goal is set whatever a hook
+    says, so the loop ends (cancelled by /goal) and the user is told why."""
+    try:
+        data = from_json(PromptInput, raw, strict=False)
+    except SchemaError:
+        return None
+    if not is_valid_session_id(data.session_id):
+        return None
+    store = LoopStore(StatePaths(find_project_root(env, data.cwd or cwd)))
+    with store.locked(data.session_id):
+        ended = cancel_loop(store, data.session_id, utcnow(), by="/goal")
     if ended is None:
-        return block("finesse: no Ralph loop is running in this session; nothing to cancel.")
-    return block(f"finesse: {ended.end_message} Its record is in {store.paths.history}.")
+        return None
+    return tell_user(
+        f"finesse: /goal was set while a Ralph loop ran in this session; a goal and a loop "
+        f"would fight over the Stop hook, so the loop {ended.loop_id} has ended (cancelled "
+        "by /goal). Start it again after `/goal clear`."
+    )
 
 
 def _status(store: LoopStore, session_id: str) -> HookOutput:
@@ -131,12 +181,12 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
     store = LoopStore(StatePaths(find_project_root(env, data.cwd or cwd)))
     try:
         if command.name in ("ralph-loop", "finesse-execute"):
-            return _start(store, data.session_id, command)
+            return _start(store, data, command)
         if command.name == "ralph-resume":
             return _resume(store, data.session_id, command)
         expect_no_args(command)
-        if command.name == "cancel-ralph":
-            return _cancel(store, data.session_id)
+        if command.name in ("cancel-ralph", "ralph-abort"):
+            return _cancel(store, data.session_id, f"/{command.name}")
         if command.name == "ralph-status":
             return _status(store, data.session_id)
         return block(HELP)
@@ -147,6 +197,3 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
 def main(stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     return run_hook(EVENT, handle, stdin, stdout)
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -15,7 +15,8 @@ from typing import BinaryIO, TextIO
 
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, add_context, tell_user
-from finesse.loop.lifecycle import cancel_loop, start_context
+from finesse.loop.lifecycle import cancel_loop
+from finesse.loop.status import start_context
 from finesse.models import HookInput
 from finesse.schema import SchemaError, from_dict
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id

@@ -1,27 +1,37 @@
 """Stop hook, active-loop path: gather what happened, decide, then continue or end the loop.
 
-The launcher `hooks/stop.py` has already found that this session may have a loop. Standard
-library only, like everything this imports: it runs on every stop of a looping session.
+`finesse.hooks.entry` has already found that this session may have a loop. Standard library
+only, like everything this imports: it runs on every stop of a looping session.
+
+Order at each stop: the reply is read once (`signals.read_reply`); a cancel (the kill
+switch, or one asked for while an earlier stop held the lock) wins at once; in gate mode the
+gate runs and commits, repairs or reverts; the verification commands run only when the
+engine says a claim needs them (never when the reply is BLOCKED or the gate is red); a
+cancel asked for meanwhile still wins; then `engine.decide`.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from finesse.engine import Observation, decide
+from finesse.engine import Observation, decide, needs_verification
 from finesse.errors import StateError
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, block, tell_user
 from finesse.loop.gate.step import run_gate_step
-from finesse.loop.lifecycle import finish, record_iteration
-from finesse.models import StopInput
-from finesse.schema import SchemaError, from_json
-from finesse.signals import claims_completion
+from finesse.loop.lifecycle import finish
+from finesse.loop.notebook import record_iteration
+from finesse.models import LoopState, StopInput, replace
+from finesse.schema import SchemaError, from_dict
+from finesse.signals import read_reply
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import CorruptStateError, LoopStore, utcnow
 from finesse.support import git as gitstate
+from finesse.support.files import is_regular_file
 from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
 from finesse.support.verify import run_all
 
@@ -30,30 +40,80 @@ def last_reply(data: StopInput) -> str | None:
     """`last_assistant_message` when Claude Code sent it: the transcript may lag behind."""
     if data.last_assistant_message is not None:
         return data.last_assistant_message
-    if data.transcript_path:
+    if data.transcript_path and is_regular_file(Path(data.transcript_path)):
         return last_assistant_text(Path(data.transcript_path))
     return None
 
 
 def _consume(path: Path) -> bool:
     """Whether the loop-done channel says `done`; the file is removed once read, so it is
-    never committed, reverted or seen as a change to the project."""
+    never committed, reverted or seen as a change to the project. Anything but a regular
+    file there (a FIFO, a directory) is not a signal and is left alone."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            said = handle.read(64).strip().lower()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except (OSError, ValueError):
+        return False
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return False
+        said = handle.read(64).decode("utf-8", errors="replace").strip().lower()
+    try:
         path.unlink()
     except OSError:
         return False
     return said == "done"
 
 
+def _cancel(store: LoopStore, session_id: str) -> str | None:
+    """Who cancels the loop now: the kill switch, or a cancel asked for while a stop held
+    the lock; None when nobody does."""
+    if store.paths.kill_switch.exists():
+        return "the kill switch"
+    return store.pending_cancel(session_id)
+
+
+def _observe(data: StopInput, state: LoopState, store: LoopStore, root: Path,
+             env: Mapping[str, str]) -> Observation:
+    reply = last_reply(data)
+    reading = read_reply(reply, state.promise) if reply is not None else None
+    transcript = Path(data.transcript_path) if data.transcript_path else None
+    observation = Observation(
+        reply=reply,
+        reading=reading,
+        now=utcnow(),
+        loop_done=_consume(store.paths.loop_done_file(state.session_id)),
+        tool_calls=(tool_calls_since_turn_start(transcript)
+                    if transcript is not None and is_regular_file(transcript) else None),
+    )
+    cancelled_by = _cancel(store, state.session_id)
+    if cancelled_by is not None:
+        return replace(observation, cancelled=True, cancelled_by=cancelled_by)
+    if state.gate:
+        gate_step = run_gate_step(
+            state, root, reply,
+            lambda commands, where: run_all(commands, cwd=where, settings=env),
+        )
+        observation = replace(observation, gate=gate_step)
+    if needs_verification(state, observation):
+        observation = replace(observation,
+                              verification=run_all(state.verify, cwd=root, settings=env))
+    cancelled_by = _cancel(store, state.session_id)  # asked for while the checks ran
+    if cancelled_by is not None:
+        observation = replace(observation, cancelled=True, cancelled_by=cancelled_by)
+    return replace(observation, now=utcnow(),
+                   tree_fingerprint=gitstate.tree_fingerprint(root))
+
+
 def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
+    import json
+
     try:
-        data = from_json(StopInput, raw, strict=False)
-    except SchemaError:
+        fields = json.loads(raw)
+        data = from_dict(StopInput, fields, strict=False)
+    except (ValueError, RecursionError, SchemaError):
         return None
-    if not is_valid_session_id(data.session_id):
-        return None
+    if "agent_id" in fields or not is_valid_session_id(data.session_id):
+        return None  # a subagent's stop is never an iteration of the main loop
     root = find_project_root(env, data.cwd or cwd)
     store = LoopStore(StatePaths(root))
     try:
@@ -61,31 +121,7 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
             state = store.load(data.session_id)
             if state is None:
                 return None
-            reply = last_reply(data)
-            cancelled = store.paths.kill_switch.exists()
-            verification = None
-            if (not cancelled and reply is not None and state.verify
-                    and claims_completion(reply, state.promise)):
-                verification = run_all(state.verify, cwd=root, settings=env)
-            transcript = Path(data.transcript_path) if data.transcript_path else None
-            done_file = store.paths.loop_done_file(state.session_id)
-            loop_done = _consume(done_file)
-            gate_step = None
-            if state.gate and not cancelled:
-                gate_step = run_gate_step(
-                    state, root, reply,
-                    lambda commands, where: run_all(commands, cwd=where, settings=env),
-                )
-            decision = decide(state, Observation(
-                reply=reply,
-                now=utcnow(),
-                cancelled=cancelled,
-                verification=verification,
-                tool_calls=tool_calls_since_turn_start(transcript) if transcript else None,
-                tree_fingerprint=gitstate.tree_fingerprint(root),
-                gate=gate_step,
-                loop_done=loop_done,
-            ))
+            decision = decide(state, _observe(data, state, store, root, env))
             if decision.action == "continue":
                 following = record_iteration(
                     store, decision.state, decision.state.iterations[-1], decision.notes
@@ -103,7 +139,3 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
 
 def main(stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
     return run_hook("Stop", handle, stdin, stdout)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

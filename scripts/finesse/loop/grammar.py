@@ -8,7 +8,6 @@ one line saying what to type instead.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 
 from finesse.errors import UsageError
@@ -21,7 +20,8 @@ HARD_MAX_ITERATIONS = 1000
 
 # The commands the UserPromptSubmit hook answers itself, by bare name.
 COMMANDS = (
-    "ralph-loop", "cancel-ralph", "ralph-status", "ralph-help", "ralph-resume", "finesse-execute"
+    "ralph-loop", "cancel-ralph", "ralph-abort", "ralph-status", "ralph-help", "ralph-resume",
+    "finesse-execute",
 )
 _COMMAND_LINE = re.compile(r"\A\s*/(?:finesse:)?([a-z][a-z-]*)(?=\s|\Z)(.*)\Z", re.DOTALL)
 _DECIMAL = re.compile(r"[0-9]+")
@@ -31,7 +31,8 @@ _OPTION = re.compile(r"--[a-z][a-z-]*(?:=.*)?", re.DOTALL)
 LOOP_USAGE = (
     '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
     "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
-    "[--quiesce-after N] [--timeout-minutes N] [--gate CMD] [--allow-dirty] [--effort LEVEL]"
+    "[--no-plan] [--quiesce-after N] [--timeout-minutes N] [--gate CMD] [--allow-dirty] "
+    "[--effort LEVEL]"
 )
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 RESUME_USAGE = "/ralph-resume [--max-iterations N] [--timeout-minutes N]"
@@ -59,13 +60,90 @@ def match_command(prompt: str) -> SlashCommand | None:
 
 
 def split_words(args: str) -> list[str]:
-    try:
-        return shlex.split(args, comments=False, posix=True)
-    except ValueError as err:
-        raise UsageError(
-            f"could not read the arguments ({err}): close the quote, or put the prompt "
-            "in a file and pass --prompt-file PATH"
-        ) from None
+    """The words of a typed argument string, split as a shell would, in one pass (linear in
+    the length: a prompt of megabytes splits in well under a second).
+
+    - Whitespace separates words; `"..."` and `'...'` group them; quoted and unquoted parts
+      next to each other make one word; `""` is an empty word. `#` starts no comment.
+    - Single quotes keep everything as typed. In double quotes a backslash escapes only `"`
+      and `\\`. Outside quotes it escapes a quote, a space or a backslash; any other
+      backslash is kept as typed, so `\\d+` and `C:\\Users\\me` stay as they are.
+    - An apostrophe between two letters (don't, O'Brien) with no other `'` after it in the
+      text is an apostrophe, not a quote.
+    An unclosed quote is a UsageError saying what to type instead.
+    """
+    words: list[str] = []
+    current: list[str] = []
+    in_word = False
+    last_single = args.rfind("'")
+    index, length = 0, len(args)
+    while index < length:
+        char = args[index]
+        if char in " \t\n\r":
+            if in_word:
+                words.append("".join(current))
+                current, in_word = [], False
+            index += 1
+            continue
+        in_word = True
+        if char == "\\":
+            following = args[index + 1] if index + 1 < length else ""
+            if following and following in "\"' \\":
+                current.append(following)
+                index += 2
+            else:
+                current.append(char)
+                index += 1
+            continue
+        if char == "'":
+            between_letters = (index > 0 and args[index - 1].isalpha()
+                               and index + 1 < length and args[index + 1].isalpha())
+            if between_letters and index == last_single:
+                current.append(char)
+                index += 1
+                continue
+            closing = args.find("'", index + 1)
+            if closing < 0:
+                raise _unclosed("'", index)
+            current.append(args[index + 1:closing])
+            index = closing + 1
+            continue
+        if char == '"':
+            index = _double_quoted(args, index + 1, current)
+            continue
+        current.append(char)
+        index += 1
+    if in_word:
+        words.append("".join(current))
+    return words
+
+
+def _double_quoted(args: str, index: int, into: list[str]) -> int:
+    """Read a double-quoted part from `index` (just after the quote) into `into`; the index
+    after its closing quote."""
+    start = index
+    while True:
+        found = min((at for at in (args.find('"', index), args.find("\\", index)) if at >= 0),
+                    default=-1)
+        if found < 0:
+            raise _unclosed('"', start - 1)
+        into.append(args[index:found])
+        if args[found] == '"':
+            return found + 1
+        following = args[found + 1] if found + 1 < len(args) else ""
+        if following in ('"', "\\"):
+            into.append(following)
+            index = found + 2
+        else:
+            into.append("\\")
+            index = found + 1
+
+
+def _unclosed(quote: str, at: int) -> UsageError:
+    return UsageError(
+        f"the {quote} quote at character {at + 1} is never closed: close it, escape it with a "
+        "backslash, or put the prompt in a file and pass --prompt-file PATH"
+    )
 
 
 def parse_max_iterations(value: str) -> int:
@@ -170,6 +248,7 @@ class LoopArgs:
     effort: str | None = None
     force: bool = False
     allow_dirty: bool = False
+    no_plan: bool = False  # --no-plan: never write attempts into tasks/todo.md
 
 
 def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
@@ -181,10 +260,11 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
     """
     executing = command == "finesse-execute"
     usage = EXECUTE_USAGE if executing else LOOP_USAGE
-    switches = ("--allow-dirty", "--force") if executing else ("--allow-dirty",)
+    switches = ("--allow-dirty", "--no-plan", *(("--force",) if executing else ()))
     prompt_words, values = _take_flags(split_words(args), usage=usage, switches=switches)
     parsed = LoopArgs(force=bool(values.pop("--force", [])),
-                      allow_dirty=bool(values.pop("--allow-dirty", [])))
+                      allow_dirty=bool(values.pop("--allow-dirty", [])),
+                      no_plan=bool(values.pop("--no-plan", [])))
     if executing and ("--prompt-file" not in values or prompt_words):
         raise UsageError(f"/finesse-execute runs a prompt file: type {usage}")
     max_iterations = _single(values, "--max-iterations")
@@ -208,6 +288,8 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
                 raise UsageError(f'{flag} needs a command, e.g. {flag} "pytest -q"')
             target.append(command_text)
     parsed.plan_file = _single(values, "--plan")
+    if parsed.plan_file is not None and parsed.no_plan:
+        raise UsageError("give --plan PATH or --no-plan, not both")
     if not parsed.prompt and parsed.prompt_file is None and parsed.plan_file is None:
         raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
     effort = _single(values, "--effort")

@@ -1,19 +1,20 @@
-"""Starting, cancelling and describing loops: shared by the hooks and the `ralph` CLI."""
+"""A loop's life: start, finish (notebook, report, archive), cancel or abort, resume. Shared
+by the hooks and the `ralph` CLI; the caller holds the session's lock."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from finesse.engine import RESUMABLE, end_loop, excerpt, iteration_header, protocol_notes
-from finesse.errors import FinesseError, UsageError
-from finesse.loop import report
-from finesse.loop.todo import edit as todo
-from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
-from finesse.state.store import LoopStore
+from finesse.engine import RESUMABLE, end_loop
+from finesse.errors import UsageError
+from finesse.loop import notebook, report
+from finesse.loop.report import EndFacts
+from finesse.models import LoopState, Outcome, ResumeRecord, replace
+from finesse.state.store import LockBusy, LoopStore
 from finesse.support import git as gitstate
 from finesse.support.files import write_atomic
 
@@ -24,6 +25,21 @@ if TYPE_CHECKING:  # the grammar is not needed on the Stop path
 
 def new_loop_id(session_id: str, now: datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{session_id[:8]}-{os.urandom(3).hex()}"
+
+
+def _refuse_a_second_loop_beside_a_gate(store: LoopStore, session_id: str, *,
+                                        gate: bool) -> None:
+    """Gate mode commits and reverts the whole project directory: it cannot share a work
+    tree with another loop, whose files it would commit or delete."""
+    others = [loop for loop in store.active_loops() if loop.session_id != session_id]
+    clash = next((loop for loop in others if gate or loop.gate), None)
+    if clash is not None:
+        which = "a gate-mode loop" if clash.gate else "a loop"
+        raise UsageError(
+            f"session {clash.session_id} runs {which} in this work tree; gate mode commits and "
+            "reverts the whole project, so two loops cannot share it: run this one in a linked "
+            "worktree (`git worktree add ../other-tree`, then start Claude Code there)"
+        )
 
 
 def start_loop(
@@ -42,9 +58,10 @@ def start_loop(
             f"a Ralph loop is already running in this session (iteration "
             f"{running.iteration}/{running.max_iterations}): /cancel-ralph first"
         )
+    _refuse_a_second_loop_beside_a_gate(store, session_id, gate=bool(request.gate))
     loop_id = new_loop_id(session_id, now)
     store.paths.loop_done_file(session_id).unlink(missing_ok=True)  # a stale signal
-    snapshot = base = None
+    snapshot = base = branch = None
     if request.gate:
         from finesse.loop.gate import commits as gate_git
 
@@ -53,6 +70,7 @@ def start_loop(
             snapshot = gate_git.snapshot(store.paths.root,
                                          f"ralph: snapshot before loop {loop_id}")
         base = gate_git.head_sha(store.paths.root)
+        branch = gate_git.current_branch(store.paths.root)
     state = LoopState(
         loop_id=loop_id,
         session_id=session_id,
@@ -67,6 +85,7 @@ def start_loop(
         updated_at=now,
         iteration_started_at=now,
         plan_file=request.plan_file,
+        notebook=request.notebook,
         quiesce_after=request.quiesce_after,
         timeout_minutes=request.timeout_minutes,
         deadline_at=(now + timedelta(minutes=request.timeout_minutes)
@@ -79,72 +98,101 @@ def start_loop(
         effort=request.effort,
         snapshot_commit=snapshot,
         iteration_base=base,
+        gate_branch=branch,
     )
     store.save(state)
     return state
 
 
-def _edit_plan(store: LoopStore, state: LoopState, change: list[tuple[str, str]]) -> None:
-    """Apply plan edits (("attempt" | "note" | "review", markdown)); a plan that vanished or
-    cannot be written is logged, never fatal: the loop's record is in its state anyway."""
-    if not state.plan_file or not change:
-        return
-    path = Path(state.plan_file)
-    path = path if path.is_absolute() else store.paths.root / path
-    try:
-        text = path.read_text(encoding="utf-8")
-        for kind, markdown in change:
-            if kind == "attempt":
-                text = todo.append_attempt(text, markdown)
-            elif kind == "note":
-                text = todo.append_review_note(text, markdown)
-            else:
-                text = todo.write_review(text, markdown)
-        mode = path.stat().st_mode
-        write_atomic(path, text)
-        os.chmod(path, mode & 0o7777)
-    except (OSError, UnicodeDecodeError, FinesseError) as err:
-        store.log(f"loop {state.loop_id}: could not write the plan {path}: {err}")
-
-
-def record_iteration(store: LoopStore, state: LoopState, record: IterationRecord,
-                     notes: list[str]) -> LoopState:
-    """After an iteration that goes on: its entry in the plan, and the working tree's new
-    fingerprint, taken after that write so the plugin's own edit never counts as change."""
-    if not state.plan_file:
-        return state
-    _edit_plan(store, state, [("attempt", report.attempt_entry(record)),
-                              *(("note", note) for note in notes)])
-    return replace(state, tree_fingerprint=gitstate.tree_fingerprint(store.paths.root))
+def end_facts(store: LoopStore, state: LoopState) -> EndFacts:
+    """What the loop changed in the project (its notebook aside: those are the plugin's own
+    writes), for the review, the report and the banner."""
+    root = store.paths.root
+    files = gitstate.changed_by_loop(root, state.baseline_commit, state.dirty_at_start)
+    files = [name for name in files if name != state.notebook]
+    state_file = store.paths.history / f"{state.loop_id}.json"
+    return EndFacts(
+        files=files,
+        lines=gitstate.line_changes(root, state.baseline_commit, files),
+        is_repository=state.baseline_commit is not None,
+        state_file=str(state_file.relative_to(root)),
+        scope=str(root),
+    )
 
 
 def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str:
-    """End a loop for good: the plan's last entry and review, the report, the archive.
-    Returns the banner for the user. The caller holds the session lock."""
-    files = gitstate.changed_by_loop(store.paths.root, state.baseline_commit,
-                                     state.dirty_at_start)
+    """End a loop for good: the notebook's last entry and review, the report, the archive.
+    Returns the banner for the user."""
+    facts = end_facts(store, state)
     edits: list[tuple[str, str]] = []
     if state.iterations and state.iterations[-1].ended_at == state.ended_at:
-        edits.append(("attempt", report.attempt_entry(state.iterations[-1])))
+        edits.append(("attempt", notebook.attempt_entry(state.iterations[-1])))
     edits += [("note", note) for note in notes]
-    edits.append(("review", report.review_text(state, files)))
-    _edit_plan(store, state, edits)
+    edits.append(("review", notebook.review_text(state, facts)))
+    notebook.edit(store, state, edits)
     target = store.paths.reports / f"{state.loop_id}.md"
     state = replace(state, report_path=str(target))
-    write_atomic(target, report.render_report(state, files))
+    write_atomic(target, report.render_report(state, facts))
     store.archive(state)
-    return report.banner(state, str(target.relative_to(store.paths.root)))
+    return report.banner(state, facts, str(target.relative_to(store.paths.root)))
+
+
+ABORTERS = frozenset({"/ralph-abort", "`ralph abort`"})
 
 
 def cancel_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> LoopState | None:
-    """Archive this session's loop as cancelled; None when it has none. Caller holds the lock."""
+    """End this session's loop at once: cancelled, or aborted when `by` is an abort (never
+    resumable); None when it has none."""
     state = store.load(session_id)
     if state is None:
         return None
-    message = f"Ralph loop cancelled by {by} at iteration {state.iteration}/{state.max_iterations}."
-    ended = replace(end_loop(state, "cancelled", message, now), ended_by=by)
+    outcome: Outcome = "aborted" if by in ABORTERS else "cancelled"
+    message = (f"Ralph loop {outcome} by {by} at iteration "
+               f"{state.iteration}/{state.max_iterations}.")
+    ended = replace(end_loop(state, outcome, message, now), ended_by=by)
     finish(store, ended)
     return ended
+
+
+def abort_ended(store: LoopStore, session_id: str, now: datetime, by: str) -> LoopState | None:
+    """Give up on this session's latest ended loop that could still be resumed: it is
+    marked aborted in its history and can no longer be resumed. None when there is none."""
+    ended = [loop for loop in store.history() if loop.session_id == session_id]
+    if not ended:
+        return None
+    latest = max(ended, key=lambda loop: loop.ended_at or loop.updated_at)
+    if latest.outcome not in RESUMABLE:
+        return None
+    aborted = replace(latest, outcome="aborted", ended_by=by, updated_at=now,
+                      end_message=f"{latest.end_message} Then aborted by {by}.")
+    store.archive(aborted)
+    return aborted
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What a cancel or an abort did: ended the running loop, recorded the request for a
+    stop that held the lock, gave up an ended loop, or found nothing to stop."""
+
+    ended: LoopState | None = None
+    requested: bool = False
+    given_up: LoopState | None = None
+
+
+def stop_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> Stopped:
+    """Cancel (or abort) this session's loop now, taking its lock. A cancel must win: while
+    a stop holds the lock (running its verification) the request is recorded, and that
+    stop ends the loop as soon as it decides."""
+    try:
+        with store.locked(session_id):
+            ended = cancel_loop(store, session_id, now, by=by)
+            if ended is None and by in ABORTERS:
+                return Stopped(given_up=abort_ended(store, session_id, now, by=by))
+            return Stopped(ended=ended)
+    except LockBusy:
+        if store.load(session_id) is not None and store.request_cancel(session_id, by):
+            return Stopped(requested=True)
+        raise
 
 
 def latest_resumable(store: LoopStore, session_id: str | None) -> LoopState:
@@ -202,41 +250,3 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
     return reopened
 
 
-def start_context(state: LoopState) -> str:
-    """What the model is told when a loop starts: the task, verbatim, under the header."""
-    return (
-        "A Ralph loop is running in this session (finesse plugin). You will be given the same "
-        "task again each time you stop, until you output the completion promise or the "
-        "iteration cap is reached.\n\n"
-        f"{iteration_header(state)}\n\n"
-        "The task, verbatim:\n"
-        "<ralph-task>\n"
-        f"{state.prompt}\n"
-        "</ralph-task>\n\n"
-        f"{protocol_notes(state)}"
-    )
-
-
-def describe(state: LoopState, now: datetime, *, history: bool = False) -> str:
-    """A few lines about one active loop, for /ralph-status and `ralph status`."""
-    minutes = int((now - state.started_at).total_seconds() // 60)
-    lines = [
-        f"Ralph loop {state.loop_id}: iteration {state.iteration}/{state.max_iterations}, "
-        f"promise <promise>{state.promise}</promise>, running {minutes} min "
-        f"(session {state.session_id})",
-        f"task: {excerpt(state.prompt, 120)}",
-    ]
-    if state.verify:
-        lines.append("verify: " + "; ".join(state.verify))
-    if state.last_reply_excerpt:
-        lines.append(f"last reply: {excerpt(state.last_reply_excerpt, 160)}")
-    if history:
-        for record in state.iterations:
-            line = f"  iteration {record.number}: {record.result}"
-            if record.approach:
-                line += f" - {excerpt(record.approach, 100)}"
-            red = [result.command for result in record.verification if not result.passed]
-            if record.verification:
-                line += f" [verify {'red: ' + ', '.join(red) if red else 'green'}]"
-            lines.append(line)
-    return "\n".join(lines)

@@ -1,13 +1,19 @@
-"""What a loop leaves behind when it ends: a Markdown report, a one-line banner for the user,
-the iteration entries and the review written into the plan. Pure text functions."""
+"""What a loop leaves behind when it ends: the Markdown report and the short banner shown to
+the user, in the shapes seed 004 gives ("On Success": task, status, iterations, duration,
+the verification commands and their output, files modified and total changes; "On Limit
+Reached": iterations completed, last attempt, last failure, learnings accumulated, the
+options and where the state is saved). Pure text functions."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
-from finesse.engine import RESUMABLE
 from finesse.models import CommandResult, IterationRecord, LoopState
+from finesse.recording import RESUMABLE, excerpt
 from finesse.support.evidence import fence_for
+from finesse.support.files import shown_name
+from finesse.support.git import LineChanges
 
 TITLES = {
     "success": "success",
@@ -16,9 +22,36 @@ TITLES = {
     "quiesced": "quiesced",
     "timeout": "timed out",
     "cancelled": "cancelled",
+    "aborted": "aborted",
     "failure": "failure",
     "error": "error",
 }
+STATUS = {"limit": "MAX_ITERATIONS", "timeout": "TIMEOUT"}
+OUTPUT_LINES = 8
+
+
+@dataclass(frozen=True)
+class EndFacts:
+    """What the loop changed, measured when it ended."""
+
+    files: list[str]  # changed since the loop started (its notebook aside)
+    lines: LineChanges | None  # None: not a git repository, or no starting commit
+    is_repository: bool
+    state_file: str  # where the ended loop's state is archived, from the project root
+    scope: str  # the project directory the loop worked in
+
+
+def title(state: LoopState) -> str:
+    base = TITLES.get(state.outcome or "", "active")
+    if state.outcome == "success":
+        return f"{base} ({'verified' if state.verified else 'unverified'})"
+    return base
+
+
+def status_word(state: LoopState) -> str:
+    if state.outcome == "success":
+        return "SUCCESS" if state.verified else "SUCCESS (UNVERIFIED)"
+    return STATUS.get(state.outcome or "", (state.outcome or "active").upper())
 
 
 def _minutes(start: datetime, end: datetime) -> str:
@@ -38,30 +71,62 @@ def resume_command(state: LoopState) -> str:
     return " ".join(parts)
 
 
-def banner(state: LoopState, report_path: str) -> str:
-    """The short message shown to the user when the loop ends."""
+def changes_text(facts: EndFacts) -> str:
+    if not facts.is_repository or facts.lines is None:
+        return "not counted (not a git repository, or no commit to count from)"
+    binary = f", {facts.lines.binary} binary file(s)" if facts.lines.binary else ""
+    return f"+{facts.lines.added}, -{facts.lines.removed}{binary}"
+
+
+def last_failure(state: LoopState) -> CommandResult | None:
+    red = [result for result in state.last_verification if not result.passed]
+    if red:
+        return red[0]
+    for entry in reversed(state.iterations):
+        gate_red = [result for result in entry.gate if not result.passed]
+        if gate_red:
+            return gate_red[0]
+    return None
+
+
+def banner(state: LoopState, facts: EndFacts, report_path: str) -> str:
+    """The short message shown to the user when the loop ends: the same facts as the
+    report, in a few lines."""
     lines = [state.end_message]
-    command = resume_command(state)
-    if command:
-        lines.append(f"Resume: {command}")
+    if state.outcome == "success":
+        lines.append(f"Files modified: {len(facts.files)} ({changes_text(facts)})")
+    elif state.outcome in RESUMABLE:
+        failure = last_failure(state)
+        if failure is not None:
+            lines.append(f"Last failure: `{failure.command}` {_how(failure)}")
+        if state.learnings:
+            lines.append(f"Learnings accumulated: {len(state.learnings)}")
+        lines.append(f"Options: {resume_command(state)} | /ralph-resume | /ralph-abort")
+        lines.append(f"State saved to: {facts.state_file}")
     lines.append(f"Report: {report_path}")
     return "\n".join(lines)
 
 
-def _verification_lines(results: list[CommandResult]) -> list[str]:
+def _how(result: CommandResult) -> str:
+    if result.timed_out:
+        return f"timed out after {result.duration_seconds:.0f} s"
+    return "did not start" if result.exit_code is None else f"exit {result.exit_code}"
+
+
+def verification_lines(results: list[CommandResult], *, output: bool = True) -> list[str]:
+    """Seed 004's `$ command` then its output, for each command run last."""
     if not results:
         return ["- none run"]
     lines = []
     for result in results:
-        status = ("timed out" if result.timed_out
-                  else f"exit {result.exit_code}" if result.exit_code is not None
-                  else "did not start")
         mark = "green" if result.passed else "red"
-        lines.append(f"- `{result.command}`: {mark} ({status}, {result.duration_seconds:.1f} s)")
-        tail = "\n".join(result.output_tail.strip().splitlines()[-8:])
-        if tail:
-            fence = fence_for(tail)
-            lines.append(f"  {fence}text\n" + "\n".join(f"  {line}" for line in tail.splitlines())
+        lines.append(f"- `{result.command}`: {mark} ({_how(result)}, "
+                     f"{result.duration_seconds:.1f} s)")
+        tail = "\n".join(result.output_tail.strip().splitlines()[-OUTPUT_LINES:])
+        if output and tail:
+            fence = fence_for(f"$ {result.command}\n{tail}")
+            lines.append(f"  {fence}text\n  $ {result.command}\n"
+                         + "\n".join(f"  {line}" for line in tail.splitlines())
                          + f"\n  {fence}")
     return lines
 
@@ -72,97 +137,114 @@ def skipped_checks(state: LoopState) -> list[str]:
     return [command for command in state.verify if command not in green]
 
 
-def render_report(state: LoopState, files_changed: list[str]) -> str:
+def _head(state: LoopState, facts: EndFacts) -> list[str]:
     ended = state.ended_at or state.updated_at
+    made = len(state.iterations)
     lines = [
-        f"# Ralph loop report: {TITLES.get(state.outcome or '', 'active')}",
+        f"# Ralph loop report: {title(state)}",
         "",
-        f"- Loop: `{state.loop_id}` (session `{state.session_id}`)",
-        f"- Status: {state.outcome} - {state.end_message}",
-        f"- Iterations: {len(state.iterations)} of at most {state.max_iterations}",
+        f"- Task: {excerpt(state.prompt, 200)}",
+        f"- Status: {status_word(state)} - {state.end_message}",
+        (f"- Iterations completed: {made} (cap {state.max_iterations})"
+         if state.outcome in RESUMABLE else
+         f"- Iterations: {made} of at most {state.max_iterations}"),
         f"- Duration: {_minutes(state.started_at, ended)} "
         f"({state.started_at:%Y-%m-%d %H:%M:%S} to {ended:%H:%M:%S} UTC)",
+        f"- Loop: `{state.loop_id}` (session `{state.session_id}`)",
         f"- Completion promise: `<promise>{state.promise}</promise>`",
+        f"- Scope: {shown_name(facts.scope)} (the project directory; nothing outside it is "
+        "touched)",
     ]
     if state.plan_file:
         lines.append(f"- Plan: `{state.plan_file}`")
+    elif state.notebook:
+        lines.append(f"- Notebook: `{state.notebook}` (attempts and review recorded there)")
     if state.resumes:
         lines.append(f"- Resumed {len(state.resumes)} time(s)")
     if state.forced_past:
         lines.append("- Started with --force past failing prompt checks: "
                      + ", ".join(state.forced_past))
-    command = resume_command(state)
-    if command:
-        lines.append(f"- Resume with: `{command}`")
-    lines += ["", "## Task", "", state.prompt, "", "## Verification evidence", ""]
-    lines += _verification_lines(state.last_verification)
-    skipped = skipped_checks(state)
-    if skipped:
-        lines += ["", "Not verified green at the end: " + ", ".join(f"`{c}`" for c in skipped)]
+    lines.append(f"- State saved to: `{facts.state_file}`")
+    return lines
+
+
+def render_report(state: LoopState, facts: EndFacts) -> str:
+    lines = _head(state, facts)
+    lines += ["", "## Task", "", state.prompt, "", "## Verification", ""]
+    if state.verify:
+        lines += verification_lines(state.last_verification)
+        skipped = skipped_checks(state)
+        if skipped:
+            lines += ["", "Not verified green at the end: "
+                      + ", ".join(f"`{c}`" for c in skipped)]
+    else:
+        lines.append("No verification command: completion rests on the agent's word. Add "
+                     "`--verify CMD` (or a plan's `## Verification Commands`) to have the "
+                     "plugin check it.")
+    if state.outcome == "success":
+        lines += ["", "## Summary", "", f"- Files modified: {len(facts.files)}",
+                  f"- Total changes: {changes_text(facts)} (since the loop started)"]
+    if state.outcome in RESUMABLE:
+        lines += _limit_sections(state)
     if state.gate:
-        lines += ["", "## Gate", "", "Gate: " + ", ".join(f"`{c}`" for c in state.gate)]
-        if state.snapshot_commit:
-            lines.append(f"- snapshot of the starting state (--allow-dirty): "
-                         f"`{state.snapshot_commit}`")
-        for record in state.iterations:
-            lines.append(_gate_line(record))
-        lines.append(f"- red streak at the end: {state.red_streak}; empty iterations: "
-                     f"{state.empty_iterations}")
+        lines += _gate_section(state)
     lines += ["", "## Files changed", ""]
-    lines += [f"- `{name}`" for name in files_changed] or ["- none"]
+    lines += [f"- `{shown_name(name)}`" for name in facts.files] or ["- none"]
     lines += ["", "## Learnings", ""]
     lines += [f"- {learning}" for learning in state.learnings] or ["- none recorded"]
     if state.blocker:
         lines += ["", "## Blocker", "", state.blocker]
     lines += ["", "## Iterations", ""]
-    lines += [_iteration_line(record) for record in state.iterations] or ["- none"]
+    lines += [_iteration_line(entry) for entry in state.iterations] or ["- none"]
     return "\n".join(lines) + "\n"
 
 
-def _gate_line(record: IterationRecord) -> str:
-    text = f"- iteration {record.number}: {record.gate_action or 'no gate run'}"
-    if record.commit:
-        text += f" `{record.commit}`"
-    if record.restored or record.removed:
-        text += f" (restored {len(record.restored)}, removed {len(record.removed)})"
+def _limit_sections(state: LoopState) -> list[str]:
+    """Seed 004's "On Limit Reached": what was tried last, what failed, what was learned,
+    and what the user can do now."""
+    last = state.iterations[-1] if state.iterations else None
+    attempt = (last.approach or last.reply_excerpt) if last is not None else ""
+    lines = ["", "## Last attempt", "", attempt or "(none recorded)", "", "## Last failure", ""]
+    failure = last_failure(state)
+    lines += verification_lines([failure]) if failure is not None else ["(none recorded)"]
+    lines += ["", "## Options", "",
+              f"- `{resume_command(state)}`",
+              "- `/ralph-resume` (continue from here)",
+              "- `/ralph-abort` (give it up: it can no longer be resumed)"]
+    if state.outcome == "limit":
+        lines += ["", "Blocked in seed 001's sense: the cap ended the loop before a verified "
+                  "result; the notebook's Review records the evidence and what to do."]
+    return lines
+
+
+def _gate_section(state: LoopState) -> list[str]:
+    lines = ["", "## Gate", "", "Gate: " + ", ".join(f"`{c}`" for c in state.gate)]
+    if state.snapshot_commit:
+        lines.append(f"- snapshot of the starting state (--allow-dirty): "
+                     f"`{state.snapshot_commit}`")
+    lines += [_gate_line(entry) for entry in state.iterations]
+    lines.append(f"- red streak at the end: {state.red_streak}; empty iterations: "
+                 f"{state.empty_iterations}")
+    return lines
+
+
+def _gate_line(entry: IterationRecord) -> str:
+    text = f"- iteration {entry.number}: {entry.gate_action or 'no gate run'}"
+    if entry.commit:
+        text += f" `{entry.commit}`"
+    if entry.restored or entry.removed:
+        text += f" (restored {len(entry.restored)}, removed {len(entry.removed)})"
+    if entry.untouched:
+        text += (" - not reverted inside (submodules: check them by hand): "
+                 + ", ".join(f"`{shown_name(name)}`" for name in entry.untouched))
     return text
 
 
-def _iteration_line(record: IterationRecord) -> str:
-    text = f"- {record.number}: {record.result}"
-    if record.approach:
-        text += f"; approach: {record.approach}"
-    if record.verification:
-        red = [result.command for result in record.verification if not result.passed]
+def _iteration_line(entry: IterationRecord) -> str:
+    text = f"- {entry.number}: {entry.result}"
+    if entry.approach:
+        text += f"; approach: {entry.approach}"
+    if entry.verification:
+        red = [result.command for result in entry.verification if not result.passed]
         text += "; verification " + ("red: " + ", ".join(red) if red else "green")
     return text
-
-
-def attempt_entry(record: IterationRecord) -> str:
-    """The plan's `## Attempts` entry for one iteration."""
-    lines = [f"### Iteration {record.number} ({record.ended_at:%Y-%m-%d %H:%M} UTC)",
-             f"- Result: {record.result}"]
-    for label, value in (("Approach", record.approach), ("Evidence", record.evidence),
-                         ("Learning", record.learning), ("Next", record.next_action)):
-        if value:
-            lines.append(f"- {label}: {value}")
-    for result in record.verification:
-        status = "green" if result.passed else (
-            "timed out" if result.timed_out else f"red (exit {result.exit_code})")
-        lines.append(f"- Verifier: `{result.command}` {status}")
-    return "\n".join(lines) + "\n"
-
-
-def review_text(state: LoopState, files_changed: list[str]) -> str:
-    """The plan's `## Review` at the end of the loop."""
-    lines = [f"Loop `{state.loop_id}` ended: {state.outcome} - {state.end_message}", "",
-             "Changes made:"]
-    lines += [f"- `{name}`" for name in files_changed] or ["- none"]
-    lines += ["", "Verification evidence:"]
-    lines += [line for line in _verification_lines(state.last_verification)
-              if not line.startswith("  ")]
-    skipped = skipped_checks(state)
-    lines += ["", "Skipped checks:"]
-    lines += [f"- `{command}` (not green at the end)" for command in skipped] or ["- none"]
-    lines += ["", "Remaining blockers:", f"- {state.blocker}" if state.blocker else "- none"]
-    return "\n".join(lines) + "\n"

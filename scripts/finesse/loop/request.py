@@ -18,8 +18,8 @@ from finesse.loop.grammar import (
     check_promise,
     parse_loop_args,
 )
-from finesse.loop.todo.sections import check_plan, gate_commands
-from finesse.support.files import read_text, shown_name
+from finesse.loop.todo.sections import ATTEMPTS, check_plan, gate_commands, parse_sections
+from finesse.support.files import MAX_TEXT_BYTES, read_text, shown_name
 
 
 @dataclass
@@ -39,6 +39,7 @@ class StartRequest:
     gate: list[str] = field(default_factory=list)
     allow_dirty: bool = False
     effort: str | None = None
+    notebook: str | None = None  # where the loop writes its attempts and review
 
     @property
     def warnings(self) -> list[str]:
@@ -61,6 +62,20 @@ def read_project_file(root: Path, name: str, flag: str) -> str:
     return read_text(path if path.is_absolute() else root / path,
                      subject=f"{flag} {shown_name(name)}",
                      missing=f" under {root}; give a path relative to the project root")
+
+
+NOTEBOOK = "tasks/todo.md"
+
+
+def find_notebook(root: Path) -> str | None:
+    """`tasks/todo.md` when the project has one with the seed's `## Attempts` heading: the
+    loop then records its attempts and review there too. A file without that heading, not
+    a regular file, or unreadable is never touched. Its presence never starts a loop."""
+    try:
+        text = read_text(root / NOTEBOOK, subject=NOTEBOOK)
+    except UsageError:
+        return None
+    return NOTEBOOK if ATTEMPTS in parse_sections(text) else None
 
 
 def plan_prompt(plan_file: str) -> str:
@@ -105,6 +120,11 @@ def resolve(args: LoopArgs, root: Path) -> StartRequest:
             request.prompt = plan_prompt(args.plan_file)
     if not request.prompt:
         raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
+    size = len(request.prompt.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_TEXT_BYTES:
+        raise UsageError(f"the prompt is {size:,} bytes, over the 1 MiB a loop carries into "
+                         "every iteration: shorten it, or point at the long part from a file")
+    request.notebook = request.plan_file or (None if args.no_plan else find_notebook(root))
     if request.allow_dirty and not request.gate:
         raise UsageError("--allow-dirty is for gate mode: add --gate CMD, or drop it")
     return request

@@ -41,6 +41,7 @@ class StatePaths:
         self.history = self.base / "history"
         self.reports = self.base / "reports"
         self.locks = self.base / "locks"
+        self.requests = self.base / "requests"
         self.corrupt = self.base / "corrupt"
         self.log = self.base / "finesse.log"
         self.kill_switch = self.base / KILL_SWITCH_NAME
@@ -62,6 +63,12 @@ class StatePaths:
         if not is_valid_session_id(session_id):
             raise ValueError(f"not a session id: {session_id!r}")
         return self.root / f".ralph-loop-done-{session_id}"
+
+    def request_file(self, session_id: str) -> Path:
+        """A cancel asked for while the loop's stop held its lock."""
+        if not is_valid_session_id(session_id):
+            raise ValueError(f"not a session id: {session_id!r}")
+        return self.requests / f"{session_id}.cancel"
 
     def lock_file(self, session_id: str) -> Path:
         return self.locks / f"{session_id}.lock"

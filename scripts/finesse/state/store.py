@@ -17,10 +17,15 @@ from finesse.errors import StateError
 from finesse.models import LoopState
 from finesse.schema import SchemaError
 from finesse.state.paths import StatePaths, is_valid_session_id
-from finesse.support.files import write_atomic
+from finesse.support.files import FileProblem, read_bytes, read_text, shown_name, write_atomic
 from finesse.support.locks import LockTimeout, exclusive
 
 LOCK_TIMEOUT_SECONDS = 15.0
+MAX_STATE_BYTES = 32 * 1024 * 1024
+
+
+class LockBusy(StateError):
+    """Another process held a session's lock for longer than the timeout."""
 
 
 class CorruptStateError(StateError):
@@ -47,51 +52,104 @@ class LoopStore:
             with exclusive(lock_path, self.lock_timeout):
                 yield
         except LockTimeout:
-            raise StateError(
+            raise LockBusy(
                 f"another process holds {lock_path} for over {self.lock_timeout:.0f} s; "
                 "try again, or run `ralph status`"
             ) from None
 
     def load(self, session_id: str) -> LoopState | None:
-        """This session's active loop, None if it has none."""
-        return self._load_file(self.paths.loop_file(session_id))
-
-    def _load_file(self, path: Path) -> LoopState | None:
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+        """This session's active loop, None if it has none. A loop already archived (its
+        active file could not be removed, say in a read-only folder) has ended: None."""
+        path = self.paths.loop_file(session_id)
+        state = self._load_file(path, session_id)
+        if state is not None and (self.paths.history / f"{state.loop_id}.json").exists():
+            with contextlib.suppress(OSError):
+                path.unlink()
             return None
-        except OSError as err:
-            raise StateError(f"cannot read {path}: {err.strerror}") from None
+        return state
+
+    def _load_file(self, path: Path, session_id: str | None = None) -> LoopState | None:
         try:
-            return LoopState.from_json(raw)
+            raw = read_bytes(path, subject=str(path), limit=MAX_STATE_BYTES)
+        except FileProblem as err:
+            if err.kind == "missing":
+                return None
+            if err.kind == "unreadable":
+                raise StateError(str(err)) from None
+            problem: str = str(err).rpartition(": ")[2] if err.kind != "too-big" else (
+                f"over {MAX_STATE_BYTES // (1024 * 1024)} MiB")
+            raise self._corrupt(path, problem) from None
+        try:
+            state = LoopState.from_json(raw)
         except SchemaError as err:
-            moved_to = self._move_aside(path)
-            raise CorruptStateError(
-                f"the loop state {path.name} was unreadable ({err}); "
-                f"it was moved to {moved_to} and the loop has stopped",
-                moved_to,
-            ) from None
+            raise self._corrupt(path, str(err)) from None
+        if session_id is not None and state.session_id != session_id:
+            raise self._corrupt(path, f"it names session {state.session_id!r}, not the "
+                                      f"{session_id!r} of its file name")
+        return state
+
+    def _corrupt(self, path: Path, problem: str) -> CorruptStateError:
+        """Move an unreadable state file aside; the error says where, in one line."""
+        moved_to = self._move_aside(path)
+        return CorruptStateError(
+            f"the loop state {shown_name(path.name)} was unreadable ({problem}); it was moved "
+            f"to {shown_name(str(moved_to))} and the loop has stopped",
+            moved_to,
+        )
 
     def _move_aside(self, path: Path) -> Path:
         self.paths.corrupt.mkdir(parents=True, exist_ok=True)
         stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
         target = self.paths.corrupt / f"{path.stem}.{stamp}{path.suffix}"
-        os.replace(path, target)
+        try:
+            os.replace(path, target)
+        except OSError:
+            return path  # cannot be moved (a read-only folder): left where it is
         return target
 
     def save(self, state: LoopState) -> None:
         write_atomic(self.paths.loop_file(state.session_id), state.to_json())
 
     def archive(self, state: LoopState) -> Path:
-        """Write the ended loop to history/, then remove its active file."""
+        """Write the ended loop to history/, then remove its active file. Once the history
+        holds it the loop has ended for good, even if its active file cannot be removed
+        (`load` says so); a StateError then tells the caller, in one line."""
         if state.outcome is None:
             raise ValueError("only an ended loop is archived")
         target = self.paths.history / f"{state.loop_id}.json"
         write_atomic(target, state.to_json())
-        with contextlib.suppress(FileNotFoundError):
+        self.clear_request(state.session_id)
+        try:
             self.paths.loop_file(state.session_id).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as err:
+            raise StateError(
+                f"the loop has ended, but its file {self.paths.loop_file(state.session_id)} "
+                f"could not be removed ({err.strerror}); it is ignored from now on"
+            ) from None
         return target
+
+    def request_cancel(self, session_id: str, by: str) -> bool:
+        """Record a cancel for a loop whose stop is busy (running its verification): that
+        stop ends the loop when it has decided. False when it cannot be recorded."""
+        try:
+            write_atomic(self.paths.request_file(session_id), by)
+        except OSError:
+            return False
+        return True
+
+    def pending_cancel(self, session_id: str) -> str | None:
+        """Who asked to cancel this session's loop, if anyone has."""
+        try:
+            return read_text(self.paths.request_file(session_id), subject="cancel request",
+                             limit=256).strip() or "a cancel request"
+        except FileProblem:
+            return None
+
+    def clear_request(self, session_id: str) -> None:
+        with contextlib.suppress(OSError):
+            self.paths.request_file(session_id).unlink()
 
     def active_loops(self) -> list[LoopState]:
         """Every readable active loop of the project, oldest first; unreadable ones are
@@ -101,9 +159,13 @@ class LoopStore:
             return loops
         for path in sorted(self.paths.loops.glob("*.json")):
             if not is_valid_session_id(path.stem):
+                # No session has such an id: a stray or corrupt file, moved aside.
+                moved = self._move_aside(path)
+                self.log(f"moved {shown_name(path.name)} out of {self.paths.loops} to "
+                         f"{shown_name(str(moved))}: not a session's loop file")
                 continue
             with contextlib.suppress(CorruptStateError):
-                state = self._load_file(path)
+                state = self._load_file(path, path.stem)
                 if state is not None:
                     loops.append(state)
         return sorted(loops, key=lambda loop: loop.started_at)

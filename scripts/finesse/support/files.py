@@ -115,6 +115,15 @@ def is_regular_file(path: Path) -> bool:
         return False
 
 
+def storable(text: str) -> bytes:
+    """`text` as UTF-8: the bytes of undecodable file names (U+DC80 to U+DCFF) as they were,
+    any other lone surrogate as U+FFFD. Never fails."""
+    try:
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="replace")
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` (UTF-8; lone surrogates from undecodable names kept as their bytes)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -123,7 +132,7 @@ def write_atomic(path: Path, text: str) -> None:
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(text.encode("utf-8", errors="surrogateescape"))
+            handle.write(storable(text))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)

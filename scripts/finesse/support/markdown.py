@@ -2,13 +2,18 @@
 outside code. Standard library only: the Stop hook reads the agent's reply with it.
 
 Every reader of Markdown in finesse (the reply's promise and result lines, `tasks/todo.md`,
-the Finesse prompt checker, plan and graph files) walks lines with `Fences` and reads
-headings with `heading`, so "what is code" means the same thing everywhere:
+the Finesse prompt checker, plan and graph files) uses this module, so "what is code" means
+the same thing everywhere:
 
-- a fence opens on a line of three or more backticks or tildes, after any indentation and
-  `>` quote markers (a fence in a list item or a quote is code too); a backtick fence's info
+- a fence opens on a line of three or more backticks or tildes; a backtick fence's info
   string may not hold a backtick (CommonMark); it closes on a line of the same character, at
-  least as long, and nothing else;
+  least as long, and nothing else. `Fences` tracks fences alone, after any indentation and
+  `>` quote markers: what the plan editor needs to keep a file's structure.
+- `Blocks` reads a text as CommonMark does, with its containers: block quotes and list
+  items. A fence left open ends with the quote or list item it opened in; a line indented
+  four columns past its container's content, after a blank line (or at the start), is an
+  indented code block. `prose_lines` and `strip_code` are built on it: what an agent's
+  reply says outside code.
 - a heading is `#` to `######` after at most three spaces, then a space or the line's end;
   closing hashes are not part of the title.
 """
@@ -25,6 +30,7 @@ _FENCE_OPEN = re.compile(r"([ \t>]*)(`{3,}|~{3,})(.*)")
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t](.*))?")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+\Z")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+_LINE_ENDING = re.compile(r"\r\n|\r|\n")
 CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 
 
@@ -67,15 +73,105 @@ def lines_with_offsets(text: str, start: int = 0,
         yield match.start(), match.group().rstrip("\r\n"), match.end()
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of `text` at Markdown's line endings (\\n, \\r\\n, \\r), not at the other
+    characters `str.splitlines` breaks on (form feed, U+2028, record separators...)."""
+    return _LINE_ENDING.split(text.removesuffix("\n").removesuffix("\r")) if text else []
+
+
 def outside_fences(text: str) -> list[str]:
     """The lines of `text` that are not fenced code (fence lines themselves left out)."""
     fences = Fences()
-    return [line for line in text.splitlines() if fences.step(line) is None]
+    return [line for line in split_lines(text) if fences.step(line) is None]
+
+
+_QUOTE = re.compile(r" {0,3}> ?")
+_LIST_ITEM = re.compile(r"([-*+]|[0-9]{1,9}[.)])([ \t]+|$)")
+_OPEN = re.compile(r"(`{3,}|~{3,})(.*)")
+TAB = 4
+
+
+def _columns(text: str) -> tuple[int, str]:
+    """The indentation of `text` in columns (tabs to the next multiple of four), and the
+    text after it."""
+    column = 0
+    for index, char in enumerate(text):
+        if char == " ":
+            column += 1
+        elif char == "\t":
+            column += TAB - column % TAB
+        else:
+            return column, text[index:]
+    return column, ""
+
+
+class Blocks:
+    """Reads a Markdown text line by line, as CommonMark's block structure has it, enough
+    to tell code from prose (see the module docstring). `step(line)` is True for a line of
+    code: a fence line, a line inside a fence, or a line of an indented code block."""
+
+    def __init__(self) -> None:
+        self.items: list[int] = []  # content columns of the open list items, innermost last
+        self.fence: tuple[str, int, int, int] | None = None  # char, length, quotes, column
+        self.paragraph = False  # the previous line continues a paragraph
+        self.indented = False  # inside an indented code block
+
+    def step(self, line: str) -> bool:
+        quotes, rest = 0, line
+        while (marker := _QUOTE.match(rest)) is not None:
+            quotes, rest = quotes + 1, rest[marker.end():]
+        column, content = _columns(rest)
+        blank = not content
+        if self.fence is not None:
+            char, length, fence_quotes, base = self.fence
+            if quotes < fence_quotes or (not blank and column < base):
+                self.fence = None  # the quote or list item the fence opened in has ended
+            else:
+                closing = content.rstrip(" \t")
+                if column - base <= 3 and set(closing) == {char} and len(closing) >= length:
+                    self.fence = None
+                return True
+        if blank:
+            self.paragraph = False
+            return self.indented
+        # A line outside an item's content ends it, unless it continues a paragraph.
+        while self.items and column < self.items[-1] and not self.paragraph:
+            self.items.pop()
+        base = self.items[-1] if self.items else 0
+        relative = column - base
+        if relative >= 4 and (self.indented or not self.paragraph):
+            self.indented = True
+            return True
+        self.indented = False
+        item = _LIST_ITEM.match(content) if relative <= 3 else None
+        if item is not None:
+            after, _ = _columns(content[item.end(1):])
+            content_column = column + len(item.group(1)) + (after if 1 <= after <= 4 else 1)
+            self.items.append(content_column)
+            base = content_column
+            column, content = _columns(content[item.end():])
+            column += content_column
+            relative = column - base
+            self.paragraph = False
+        opened = _OPEN.fullmatch(content.rstrip(" \t")) if content and relative <= 3 else None
+        if opened is not None and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
+            self.fence = (opened.group(1)[0], len(opened.group(1)), quotes, base)
+            self.paragraph = False
+            return True
+        self.paragraph = heading(content) is None and bool(content)
+        return False
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines of `text` that are not code (fences, their contents, indented code)."""
+    blocks = Blocks()
+    return [line for line in split_lines(text) if not blocks.step(line)]
 
 
 def strip_code(text: str) -> str:
-    """The prose of a Markdown text: fenced blocks and inline code spans removed.
+    """The prose of a Markdown text: fenced and indented code, and code spans, removed.
 
-    An unclosed fence hides the rest of the text, as a Markdown renderer would show it.
+    An unclosed fence hides the rest of its container (the whole text at the top level), as
+    a Markdown renderer would show it.
     """
-    return CODE_SPAN.sub(" ", "\n".join(outside_fences(text)))
+    return CODE_SPAN.sub(" ", "\n".join(prose_lines(text)))

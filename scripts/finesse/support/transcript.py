@@ -144,3 +144,27 @@ def tool_calls_since_turn_start(path: Path, **limits: int) -> int | None:
     except (OSError, ValueError):
         return None
     return calls
+
+
+def active_goal(path: Path, **limits: int) -> str | None:
+    """The condition of the session's active `/goal`, or None when there is none.
+
+    Claude Code 2.1.328 writes an `attachment` line of type `goal_status` when a goal is set
+    (`met: false, sentinel: true`), at each verdict, and when it is cleared (`met: true`);
+    an impossible goal ends with `failed: true`. The last such line says whether a goal is
+    active: not met and not failed.
+    """
+    try:
+        for entry in _entries_reversed(path, limits, (b'"goal_status"',)):
+            attachment = entry.get("attachment")
+            if entry.get("type") != "attachment" or not isinstance(attachment, dict):
+                continue
+            if attachment.get("type") != "goal_status":
+                continue
+            if attachment.get("met") is False and not attachment.get("failed"):
+                condition = attachment.get("condition")
+                return condition if isinstance(condition, str) and condition else "(a goal)"
+            return None
+    except (OSError, ValueError):
+        return None
+    return None

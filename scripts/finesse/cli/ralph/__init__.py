@@ -14,14 +14,14 @@ from finesse.cli.boundary import LazyGroup, run
 
 SUBCOMMANDS: dict[str, str] = {
     name: f"finesse.cli.ralph.{name}"
-    for name in ("cancel", "doctor", "report", "resume", "start", "status")
+    for name in ("abort", "cancel", "doctor", "report", "resume", "start", "status")
 }
 
 
 @click.group(cls=LazyGroup, subcommands=SUBCOMMANDS,
              context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
-    """Ralph loops of this project: status, cancel, start, report, resume, doctor."""
+    """Ralph loops of this project: status, cancel, abort, start, report, resume, doctor."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

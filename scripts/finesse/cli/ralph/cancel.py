@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from finesse.cli.ralph.common import project_option, store_for
-from finesse.loop.lifecycle import cancel_loop
+from finesse.loop.lifecycle import stop_loop
 from finesse.state.paths import is_valid_session_id
 from finesse.state.store import utcnow
 
@@ -16,25 +16,39 @@ from finesse.state.store import utcnow
 @click.option("--all", "cancel_all", is_flag=True, help="Cancel every loop of the project.")
 def command(project: str | None, session_id: str | None, cancel_all: bool) -> None:
     """Cancel a loop now: the one active loop, one session's, or --all."""
+    stop(project, session_id, cancel_all, by="`ralph cancel`")
+
+
+def stop(project: str | None, session_id: str | None, every: bool, *, by: str) -> None:
+    """Cancel or abort (`by`) the loops asked for; shared by `ralph cancel` and `ralph
+    abort`."""
+    verb = "abort" if by == "`ralph abort`" else "cancel"
+
     store = store_for(project)
-    if session_id and cancel_all:
+    if session_id and every:
         raise click.UsageError("give --session ID or --all, not both")
     if session_id:
         targets = [session_id]
     else:
         targets = [loop.session_id for loop in store.active_loops()]
-        if len(targets) > 1 and not cancel_all:
+        if len(targets) > 1 and not every:
             raise click.UsageError(
                 f"{len(targets)} loops are active: pick one with --session ID "
-                "(see `ralph status`) or cancel them all with --all"
+                f"(see `ralph status`) or {verb} them all with --all"
             )
     if not targets:
         raise click.ClickException(f"no active Ralph loop in {store.paths.root}")
     for target in targets:
         if not is_valid_session_id(target):
             raise click.UsageError(f"not a session id: {target!r}")
-        with store.locked(target):
-            ended = cancel_loop(store, target, utcnow(), by="`ralph cancel`")
-        if ended is None:
+        stopped = stop_loop(store, target, utcnow(), by)
+        if stopped.requested:
+            click.echo(f"The loop of session {target} is busy (running its checks): the "
+                       f"{verb} is recorded; it ends as soon as that stop decides.")
+        elif stopped.given_up is not None:
+            click.echo(f"The ended loop {stopped.given_up.loop_id} was aborted: it can no "
+                       "longer be resumed.")
+        elif stopped.ended is None:
             raise click.ClickException(f"session {target} has no active Ralph loop")
-        click.echo(ended.end_message + f" (session {target})")
+        else:
+            click.echo(stopped.ended.end_message + f" (session {target})")

@@ -31,7 +31,7 @@ def command(project: str | None, as_json: bool, loop: str | None) -> None:
         )
     latest = max(ended, key=lambda state: state.ended_at or state.updated_at)
     if as_json:
-        click.echo(json.dumps(to_dict(latest), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(to_dict(latest), indent=2, ensure_ascii=True))
         return
     path = Path(latest.report_path) if latest.report_path else None
     if path is None or not path.is_file():

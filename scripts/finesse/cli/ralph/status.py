@@ -7,7 +7,7 @@ import json
 import click
 
 from finesse.cli.ralph.common import project_option, store_for
-from finesse.loop.lifecycle import describe
+from finesse.loop.status import describe
 from finesse.schema import to_dict
 from finesse.state.store import utcnow
 
@@ -23,7 +23,7 @@ def command(project: str | None, as_json: bool) -> None:
         click.echo(json.dumps(
             {"project": str(store.paths.root),
              "loops": [to_dict(loop) for loop in loops]},
-            indent=2, ensure_ascii=False,
+            indent=2, ensure_ascii=True,
         ))
         return
     if not loops:

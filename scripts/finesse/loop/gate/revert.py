@@ -86,14 +86,16 @@ def _diff_paths(git: Git, commit: str) -> tuple[list[str], list[str], list[str]]
 
 
 def revert_to(root: Path, commit: str, *, loop_id: str | None = None,
-              keep: Sequence[str] = ()) -> RevertResult:
+              keep: Sequence[str] = (), spare: Sequence[str] = ()) -> RevertResult:
     """Put the project back to `commit`, the commit the iteration started from.
 
     Tracked files are restored (modified and deleted ones), staged changes dropped, files
     the iteration created removed (untracked ones git does not ignore, and ones it staged),
     with the directories their removal leaves empty; `keep` names untracked files that were
-    there when the iteration started, which it therefore did not create. `.claude/ralph/`,
-    everything git ignores, and everything outside the project directory are never touched.
+    there when the iteration started, which it therefore did not create; `spare` names
+    files never restored or removed (the loop's own notebook, which records the attempt).
+    `.claude/ralph/`, everything git ignores, and everything outside the project directory
+    are never touched.
     Ignored means ignored by `commit`'s rules: `.gitignore` files are restored before
     untracked files are listed, so an iteration that edits them can neither get a file
     ignored before it, such as `.env`, deleted, nor hide a file it made. An untracked nested
@@ -127,6 +129,9 @@ def revert_to(root: Path, commit: str, *, loop_id: str | None = None,
             )
         undone = tuple(git_out(git, "rev-list", "--reverse", f"{target}..{head}").decode().split())
     changed, added, submodules = _diff_paths(git, target)
+    spared = set(spare)
+    changed = [name for name in changed if name not in spared]
+    added = [name for name in added if name not in spared]
     restorable = [*changed, *added]
     if restorable:
         # Tracked files first, .gitignore files among them, so that what counts as ignored
@@ -134,7 +139,7 @@ def revert_to(root: Path, commit: str, *, loop_id: str | None = None,
         git_out(git, "--literal-pathspecs", "restore", f"--source={target}", "--staged",
              "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul",
              data=join_names(restorable))
-    kept = set(keep)
+    kept = set(keep) | spared
     created = sorted(name for name in untracked_in(git) if name not in kept)
     _remove_created(root, created)
     revert_commit = None

@@ -21,6 +21,23 @@ from finesse.support.markdown import strip_code
 Runner = Callable[[Sequence[str], Path], list[CommandResult]]
 
 
+def _branch_moved(state: LoopState, root: Path) -> str:
+    """Why gate mode must not touch the tree this stop, or "": HEAD left the branch the loop
+    started on (a switch, a detached HEAD). Committing or reverting there could undo a
+    person's commits on another branch."""
+    if state.gate_branch is None:
+        return ""
+    now = commits.current_branch(root)
+    if now == state.gate_branch:
+        return ""
+    started = state.gate_branch.removeprefix("refs/heads/")
+    seen = ("HEAD is detached" if now is None
+            else f"HEAD is on {now.removeprefix('refs/heads/')}")
+    return (f"the branch changed during the iteration: the loop runs on {started} and {seen}; "
+            f"nothing was committed or reverted. Switch back (`git switch {started}`), check "
+            "what the iteration did, then start a new loop")
+
+
 def summary_line(reply: str | None) -> str:
     """The first line of the agent's summary: its `Approach:` line, else its first line."""
     text = reply or ""
@@ -32,6 +49,9 @@ def summary_line(reply: str | None) -> str:
 
 def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner) -> GateStep:
     results = run(state.gate, root)
+    moved = _branch_moved(state, root)
+    if moved:
+        return GateStep(results, "error", error=moved)
     try:
         if all(result.passed for result in results):
             commit = commits.commit_iteration(root, iteration=state.iteration,
@@ -44,9 +64,10 @@ def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner) 
         if not state.repairing:
             return GateStep(results, "repair")
         base = state.iteration_base or commits.head_sha(root)
-        reverted = revert.revert_to(root, base, loop_id=state.loop_id)
+        reverted = revert.revert_to(root, base, loop_id=state.loop_id,
+                                    spare=[state.notebook] if state.notebook else [])
         return GateStep(results, "reverted", commit=reverted.revert_commit,
                         restored=list(reverted.restored), removed=list(reverted.removed),
-                        baseline=run(state.gate, root))
+                        untouched=list(reverted.untouched), baseline=run(state.gate, root))
     except FinesseError as err:
         return GateStep(results, "error", error=str(err))

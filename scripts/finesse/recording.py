@@ -1,0 +1,139 @@
+"""What the engine works with: the observation of one stop, the decision it returns, and how
+an iteration is recorded into the loop's state. Pure: no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from finesse import signals
+from finesse.models import CommandResult, GateStep, IterationRecord, LoopState, Outcome, replace
+from finesse.prompts import loop_prompt, repair_prompt
+from finesse.signals import Reading, read_reply
+
+EXCERPT_CHARS = 300
+STORED_OUTPUT_CHARS = 1500
+RESUMABLE: frozenset[str] = frozenset({"limit", "quiesced", "timeout", "blocked"})
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the Stop hook saw. `reply` is None when it could not be read; `reading` is the
+    reply read once (`signals.read_reply`), made from `reply` when not given; `verification`
+    is None when no command was run; `tool_calls` None when the transcript could not tell."""
+
+    reply: str | None
+    now: datetime
+    cancelled: bool = False
+    verification: list[CommandResult] | None = None
+    tool_calls: int | None = None
+    tree_fingerprint: str | None = None
+    gate: GateStep | None = None  # gate mode: what the gate and git did this iteration
+    loop_done: bool = False  # the agent wrote `done` to its loop-done file
+    reading: Reading | None = None
+    cancelled_by: str = ""  # who asked for the cancel, when one was asked for
+
+    def read(self, promise: str) -> Reading:
+        if self.reading is not None:
+            return self.reading
+        return read_reply(self.reply, promise) if self.reply is not None else Reading()
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Literal["continue", "end"]
+    state: LoopState
+    reason: str = ""  # what the model gets when the loop continues
+    message: str = ""  # what the user is shown
+    notes: list[str] = field(default_factory=list)  # for the plan's Review
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self.state.outcome
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def stored(results: list[CommandResult]) -> list[CommandResult]:
+    return [replace(result, output_tail=result.output_tail[-STORED_OUTPUT_CHARS:])
+            for result in results]
+
+
+def record(state: LoopState, observation: Observation, result: str) -> LoopState:
+    """The state with this iteration recorded (its reply, checks and what git did)."""
+    reply = observation.reply or ""
+    fields = observation.read(state.promise).fields
+    tree_changed = (
+        None if observation.tree_fingerprint is None
+        else observation.tree_fingerprint != state.tree_fingerprint
+    )
+    entry = IterationRecord(
+        number=state.iteration,
+        started_at=state.iteration_started_at,
+        ended_at=observation.now,
+        result=result,
+        reply_excerpt=excerpt(reply),
+        approach=fields.get("approach", ""),
+        evidence=fields.get("evidence", ""),
+        learning=fields.get("learning", ""),
+        next_action=fields.get("next", ""),
+        verification=stored(observation.verification or []),
+        tool_calls=observation.tool_calls,
+        tree_changed=tree_changed,
+        **_gate_fields(observation.gate),
+    )
+    learnings = state.learnings
+    if entry.learning and entry.learning not in learnings:
+        learnings = [*learnings, entry.learning]
+    return replace(
+        state,
+        iterations=[*state.iterations, entry],
+        updated_at=observation.now,
+        last_reply_excerpt=entry.reply_excerpt or state.last_reply_excerpt,
+        last_reply_digest=signals.digest(reply) if observation.reply is not None else "",
+        tree_fingerprint=observation.tree_fingerprint,
+        learnings=learnings,
+        last_verification=(stored(observation.verification)
+                           if observation.verification is not None
+                           else state.last_verification),
+    )
+
+
+def _gate_fields(step: GateStep | None) -> dict[str, Any]:
+    if step is None:
+        return {}
+    return {"gate": stored(step.results), "gate_action": step.action, "commit": step.commit,
+            "restored": step.restored, "removed": step.removed, "untouched": step.untouched}
+
+
+def end_loop(state: LoopState, outcome: Outcome, message: str, now: datetime) -> LoopState:
+    return replace(state, outcome=outcome, ended_at=now, updated_at=now, end_message=message)
+
+
+def end(state: LoopState, now: datetime, outcome: Outcome, message: str,
+        notes: list[str] | None = None) -> Decision:
+    """End the loop; an iteration recorded as "continue" is marked with the outcome."""
+    if state.iterations and state.iterations[-1].result == "continue":
+        last = replace(state.iterations[-1], result=outcome)
+        state = replace(state, iterations=[*state.iterations[:-1], last])
+    return Decision("end", end_loop(state, outcome, message, now), message=message,
+                    notes=notes or [])
+
+
+def proceed(state: LoopState, now: datetime, feedback: str = "",
+            notes: list[str] | None = None, repair: list[CommandResult] | None = None
+            ) -> Decision:
+    """Go on to the next iteration, with `feedback` (or the repair instruction) after the
+    standing prompt."""
+    following = replace(state, iteration=state.iteration + 1, iteration_started_at=now)
+    reason = (repair_prompt(following, repair) if repair is not None
+              else loop_prompt(following, feedback))
+    return Decision(
+        "continue", following, reason=reason,
+        message=f"Ralph iteration {following.iteration}/{following.max_iterations}",
+        notes=notes or [],
+    )
