@@ -18,16 +18,17 @@ the decision. The ending rules are applied in a fixed order and the first match 
    **unverified**: on the agent's word, and said so)
 5. quiescence: the same reply twice, or `quiesce_after` iterations with no tool call and no
    change to the project (gate mode: green iterations with nothing to commit) -> quiesced
-6. the iteration cap -> limit (blocked in seed 001's sense: the Review says what to do)
-7. the deadline -> timeout
-8. otherwise continue, with the previous learnings in the next prompt.
+6. budgets: --max-tokens, --max-cost (estimated) -> budget; --stop-at-quota -> quota
+7. the iteration cap -> limit (blocked in seed 001's sense: the Review says what to do)
+8. the deadline -> timeout
+9. otherwise continue, with the previous learnings in the next prompt.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from finesse.models import CommandResult, GateStep, LoopState, Outcome, replace
+from finesse.models import CommandResult, GateStep, LoopState, Outcome, Quota, replace
 from finesse.recording import (
     RESUMABLE,
     Decision,
@@ -39,6 +40,7 @@ from finesse.recording import (
     record,
 )
 from finesse.signals import digest
+from finesse.spend import over_budget
 from finesse.support.evidence import failure_excerpt
 
 __all__ = ["RESUMABLE", "Decision", "Observation", "decide", "end_loop", "excerpt",
@@ -115,7 +117,7 @@ def decide(state: LoopState, observation: Observation) -> Decision:
     if repeated or still:
         why = "the same reply twice in a row" if repeated else why
         return end(recorded, now, "quiesced", f"Ralph loop quiesced at iteration {done}: {why}.")
-    limited = _limits(recorded, now, done)
+    limited = _limits(recorded, now, done, observation.quota)
     if limited is not None:
         return limited
     if step is not None and step.action == "repair":
@@ -146,8 +148,17 @@ def _success(state: LoopState, observation: Observation, done: str) -> Decision:
                f"Ralph loop done: {how} at iteration {done}{tail}")
 
 
-def _limits(state: LoopState, now: datetime, done: str) -> Decision | None:
-    """The resumable ends that apply whatever the reply said: cap, then deadline."""
+def _limits(state: LoopState, now: datetime, done: str,
+            quota: Quota | None = None) -> Decision | None:
+    """The resumable ends that apply whatever the reply said: the budgets, the quota, the
+    cap, then the deadline."""
+    spent = over_budget(state)
+    if spent:
+        return end(state, now, "budget",
+                   f"Ralph loop stopped at iteration {done}: its budget is spent: {spent}.")
+    quota_end = _quota(state, quota)
+    if quota_end:
+        return end(state, now, "quota", f"Ralph loop stopped at iteration {done}: {quota_end}")
     if state.iteration >= state.max_iterations:
         message = (f"Ralph loop stopped: {state.max_iterations} iterations made without "
                    f"<promise>{state.promise}</promise>.")
@@ -157,6 +168,21 @@ def _limits(state: LoopState, now: datetime, done: str) -> Decision | None:
                    f"Ralph loop timed out after {state.timeout_minutes} minutes, at "
                    f"iteration {done}.")
     return None
+
+
+def _quota(state: LoopState, quota: Quota | None) -> str:
+    """Why the plan's usage window is too full to go on, or ""."""
+    if state.stop_at_quota is None or quota is None:
+        return ""
+    windows = [("five-hour", quota.five_hour, quota.five_hour_resets_at),
+               ("weekly", quota.seven_day, quota.seven_day_resets_at)]
+    for name, used, resets in windows:
+        if used is not None and used >= state.stop_at_quota:
+            when = (f"it resets at {resets:%Y-%m-%d %H:%M} UTC" if resets is not None
+                    else "its reset time is unknown")
+            return (f"the {name} usage window is at {used:g}% (--stop-at-quota "
+                    f"{state.stop_at_quota}); {when}. Resume after that with /ralph-resume.")
+    return ""
 
 
 def _cap_blocker(state: LoopState) -> str:
@@ -194,7 +220,7 @@ def _rejected_claim(state: LoopState, observation: Observation, done: str) -> De
                    f"at the failure below, fix what the loop could not, then `/ralph-resume`.")
         return end(replace(recorded, blocker=blocker), now, "limit",
                    f"Ralph loop stopped at iteration {done}: {why}.", [blocker])
-    limited = _limits(recorded, now, done)
+    limited = _limits(recorded, now, done, observation.quota)
     if limited is not None:
         return limited
     feedback = ("Your completion claim was rejected: the verification failed.\n\n"

@@ -13,7 +13,7 @@ from finesse import schema
 
 Outcome = Literal[
     "success", "limit", "cancelled", "aborted", "blocked", "failure", "quiesced", "timeout",
-    "error",
+    "budget", "quota", "error",
 ]
 STATE_VERSION = 1
 Record = TypeVar("Record")
@@ -102,6 +102,44 @@ class PromptInput(HookInput):
 
 
 @dataclass(frozen=True)
+class ModelUsage:
+    """Tokens one model used in an iteration, as the API reported them."""
+
+    model: str
+    input: int = 0
+    output: int = 0
+    cache_creation: int = 0
+    cache_read: int = 0
+
+    @property
+    def billed(self) -> int:
+        """Input, cache creation and output: what --max-tokens counts (cache reads apart)."""
+        return self.input + self.cache_creation + self.output
+
+
+@dataclass(frozen=True)
+class Price:
+    """Dollars per million tokens for a model family (a model id prefix)."""
+
+    family: str
+    input: float
+    output: float
+    cache_write: float
+    cache_read: float
+
+
+@dataclass(frozen=True)
+class Quota:
+    """The plan's usage windows as Claude Code's status line last reported them."""
+
+    at: datetime
+    five_hour: float | None = None  # used percentage
+    five_hour_resets_at: datetime | None = None
+    seven_day: float | None = None
+    seven_day_resets_at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class IterationRecord:
     """One iteration as it ended: what the agent said it did, and what was checked."""
 
@@ -124,6 +162,9 @@ class IterationRecord:
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     untouched: list[str] = field(default_factory=list)  # submodules not reverted inside
+    # Spend: tokens per model read from the transcript; partial when not all could be read.
+    usage: list[ModelUsage] = field(default_factory=list)
+    usage_partial: bool = False
 
     def __post_init__(self) -> None:
         _at_least_one(self, "number")
@@ -188,6 +229,16 @@ class LoopState:
     snapshot_commit: str | None = None
     iteration_base: str | None = None
     gate_branch: str | None = None  # the branch a gate loop commits on (refs/heads/...)
+    # Spend: budgets, and the prices the estimate uses (the package's table, or the
+    # project's from .finesse/config.json, fixed when the loop starts).
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    stop_at_quota: int | None = None
+    prices: list[Price] = field(default_factory=list)
+    # Where the transcript was read to at the last stop (support/usage.Cursor).
+    transcript_offset: int | None = None
+    transcript_identity: str = ""
+    recent_message_ids: list[str] = field(default_factory=list)
     repairing: bool = False
     red_streak: int = 0
     empty_iterations: int = 0

@@ -8,13 +8,24 @@ from datetime import datetime
 from typing import Any, Literal
 
 from finesse import signals
-from finesse.models import CommandResult, GateStep, IterationRecord, LoopState, Outcome, replace
+from finesse.models import (
+    CommandResult,
+    GateStep,
+    IterationRecord,
+    LoopState,
+    ModelUsage,
+    Outcome,
+    Quota,
+    replace,
+)
 from finesse.prompts import loop_prompt, repair_prompt
 from finesse.signals import Reading, read_reply
+from finesse.support.usage import Cursor
 
 EXCERPT_CHARS = 300
 STORED_OUTPUT_CHARS = 1500
-RESUMABLE: frozenset[str] = frozenset({"limit", "quiesced", "timeout", "blocked"})
+RESUMABLE: frozenset[str] = frozenset(
+    {"limit", "quiesced", "timeout", "blocked", "budget", "quota"})
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,10 @@ class Observation:
     loop_done: bool = False  # the agent wrote `done` to its loop-done file
     reading: Reading | None = None
     cancelled_by: str = ""  # who asked for the cancel, when one was asked for
+    usage: list[ModelUsage] = field(default_factory=list)  # this iteration's tokens, by model
+    usage_partial: bool = False
+    cursor: Cursor | None = None  # where the transcript was read to
+    quota: Quota | None = None  # the plan's usage windows, as the status line last saw them
 
     def read(self, promise: str) -> Reading:
         if self.reading is not None:
@@ -84,13 +99,19 @@ def record(state: LoopState, observation: Observation, result: str) -> LoopState
         verification=stored(observation.verification or []),
         tool_calls=observation.tool_calls,
         tree_changed=tree_changed,
+        usage=list(observation.usage),
+        usage_partial=observation.usage_partial,
         **_gate_fields(observation.gate),
     )
     learnings = state.learnings
     if entry.learning and entry.learning not in learnings:
         learnings = [*learnings, entry.learning]
+    cursor = observation.cursor
     return replace(
         state,
+        transcript_offset=cursor.offset if cursor else state.transcript_offset,
+        transcript_identity=cursor.identity if cursor else state.transcript_identity,
+        recent_message_ids=list(cursor.recent_ids) if cursor else state.recent_message_ids,
         iterations=[*state.iterations, entry],
         updated_at=observation.now,
         last_reply_excerpt=entry.reply_excerpt or state.last_reply_excerpt,

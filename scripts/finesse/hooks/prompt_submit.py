@@ -82,6 +82,10 @@ def _checked_prompt(request: StartRequest) -> list[str]:
     return failing
 
 
+def _transcript_of(data: PromptInput) -> Path | None:
+    return Path(data.transcript_path) if data.transcript_path else None
+
+
 def _refuse_goal(data: PromptInput) -> None:
     transcript = Path(data.transcript_path) if data.transcript_path else None
     if transcript is None or not is_regular_file(transcript):
@@ -101,16 +105,19 @@ def _start(store: LoopStore, data: PromptInput, command: SlashCommand) -> HookOu
         forced = _checked_prompt(request)
     _refuse_goal(data)
     with store.locked(data.session_id):
-        state = start_loop(store, data.session_id, request, utcnow(), forced_past=forced)
+        state = start_loop(store, data.session_id, request, utcnow(), forced_past=forced,
+                           transcript=_transcript_of(data))
     notes = start_notes(state, request.warnings, forced)
     return add_context(EVENT, start_context(state), system_message="\n".join(notes))
 
 
-def _resume(store: LoopStore, session_id: str, command: SlashCommand) -> HookOutput:
+def _resume(store: LoopStore, data: PromptInput, command: SlashCommand) -> HookOutput:
     request = parse_resume_args(command.args)
-    with store.locked(session_id):
-        previous = latest_resumable(store, session_id)
-        state = resume_loop(store, previous, request, utcnow(), by="/ralph-resume")
+    _refuse_goal(data)
+    with store.locked(data.session_id):
+        previous = latest_resumable(store, data.session_id)
+        state = resume_loop(store, previous, request, utcnow(), by="/ralph-resume",
+                            transcript=_transcript_of(data))
     note = (f"Ralph loop resumed at iteration {state.iteration}/{state.max_iterations} "
             f"(it had ended: {previous.outcome}).")
     return add_context(EVENT, start_context(state), system_message=note)
@@ -183,7 +190,7 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
         if command.name in ("ralph-loop", "finesse-execute"):
             return _start(store, data, command)
         if command.name == "ralph-resume":
-            return _resume(store, data.session_id, command)
+            return _resume(store, data, command)
         expect_no_args(command)
         if command.name in ("cancel-ralph", "ralph-abort"):
             return _cancel(store, data.session_id, f"/{command.name}")

@@ -25,7 +25,7 @@ from finesse.hooks.output import HookOutput, block, tell_user
 from finesse.loop.gate.step import run_gate_step
 from finesse.loop.lifecycle import finish
 from finesse.loop.notebook import record_iteration
-from finesse.models import LoopState, StopInput, replace
+from finesse.models import LoopState, ModelUsage, StopInput, replace
 from finesse.schema import SchemaError, from_dict
 from finesse.signals import read_reply
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
@@ -33,6 +33,7 @@ from finesse.state.store import CorruptStateError, LoopStore, utcnow
 from finesse.support import git as gitstate
 from finesse.support.files import is_regular_file
 from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
+from finesse.support.usage import Cursor, read_increment, start_cursor
 from finesse.support.verify import run_all
 
 
@@ -72,19 +73,38 @@ def _cancel(store: LoopStore, session_id: str) -> str | None:
     return store.pending_cancel(session_id)
 
 
+def _transcript(data: StopInput, state: LoopState, observation: Observation) -> Observation:
+    """The iteration's tool calls and token usage, from the transcript's new bytes since the
+    last stop (flat in the transcript's size). Without a cursor yet (a loop started from a
+    terminal), only whether there was a tool call, from the end, and a cursor for next time."""
+    transcript = Path(data.transcript_path) if data.transcript_path else None
+    if transcript is None or not is_regular_file(transcript):
+        return observation
+    if state.transcript_offset is None:
+        return replace(observation,
+                       tool_calls=tool_calls_since_turn_start(transcript, at_most=1),
+                       cursor=start_cursor(transcript))
+    cursor = Cursor(state.transcript_offset, state.transcript_identity,
+                    tuple(state.recent_message_ids))
+    increment = read_increment(transcript, cursor)
+    if increment is None:
+        return observation
+    usage = [ModelUsage(model, tokens.input, tokens.output, tokens.cache_creation,
+                        tokens.cache_read) for model, tokens in increment.by_model.items()]
+    return replace(observation, tool_calls=increment.tool_calls, usage=usage,
+                   usage_partial=increment.partial, cursor=increment.cursor)
+
+
 def _observe(data: StopInput, state: LoopState, store: LoopStore, root: Path,
              env: Mapping[str, str]) -> Observation:
     reply = last_reply(data)
     reading = read_reply(reply, state.promise) if reply is not None else None
-    transcript = Path(data.transcript_path) if data.transcript_path else None
-    observation = Observation(
+    observation = _transcript(data, state, Observation(
         reply=reply,
         reading=reading,
         now=utcnow(),
         loop_done=_consume(store.paths.loop_done_file(state.session_id)),
-        tool_calls=(tool_calls_since_turn_start(transcript)
-                    if transcript is not None and is_regular_file(transcript) else None),
-    )
+    ))
     cancelled_by = _cancel(store, state.session_id)
     if cancelled_by is not None:
         return replace(observation, cancelled=True, cancelled_by=cancelled_by)

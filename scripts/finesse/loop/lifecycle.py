@@ -7,7 +7,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from finesse.engine import RESUMABLE, end_loop
 from finesse.errors import UsageError
@@ -17,6 +18,7 @@ from finesse.models import LoopState, Outcome, ResumeRecord, replace
 from finesse.state.store import LockBusy, LoopStore
 from finesse.support import git as gitstate
 from finesse.support.files import write_atomic
+from finesse.support.usage import start_cursor
 
 if TYPE_CHECKING:  # the grammar is not needed on the Stop path
     from finesse.loop.grammar import ResumeRequest
@@ -25,6 +27,14 @@ if TYPE_CHECKING:  # the grammar is not needed on the Stop path
 
 def new_loop_id(session_id: str, now: datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{session_id[:8]}-{os.urandom(3).hex()}"
+
+
+def _cursor_fields(transcript: Path | None) -> dict[str, Any]:
+    """Where the transcript ends now: the first stop counts usage from there."""
+    cursor = start_cursor(transcript) if transcript is not None else None
+    if cursor is None:
+        return {}
+    return {"transcript_offset": cursor.offset, "transcript_identity": cursor.identity}
 
 
 def _refuse_a_second_loop_beside_a_gate(store: LoopStore, session_id: str, *,
@@ -44,7 +54,7 @@ def _refuse_a_second_loop_beside_a_gate(store: LoopStore, session_id: str, *,
 
 def start_loop(
     store: LoopStore, session_id: str, request: StartRequest, now: datetime,
-    forced_past: Sequence[str] = (),
+    forced_past: Sequence[str] = (), transcript: Path | None = None,
 ) -> LoopState:
     """Create this session's loop; the caller holds the session lock."""
     if store.paths.kill_switch.exists():
@@ -99,6 +109,7 @@ def start_loop(
         snapshot_commit=snapshot,
         iteration_base=base,
         gate_branch=branch,
+        **_cursor_fields(transcript),
     )
     store.save(state)
     return state
@@ -212,7 +223,7 @@ def latest_resumable(store: LoopStore, session_id: str | None) -> LoopState:
 
 
 def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, now: datetime,
-                by: str) -> LoopState:
+                by: str, transcript: Path | None = None) -> LoopState:
     """Reopen an ended loop with its history and counters; the caller holds the lock of its
     session. The cap rises to --max-iterations, or by the loop's own cap when it was used
     up; a timeout gets a fresh window."""
@@ -244,6 +255,7 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         iteration_base=(gitstate.head(store.paths.root) if previous.gate
                         else previous.iteration_base),
         repairing=False,
+        **_cursor_fields(transcript),
         resumes=[*previous.resumes, ResumeRecord(at=now, after=previous.outcome or "", by=by)],
     )
     store.save(reopened)

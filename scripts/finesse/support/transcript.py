@@ -125,9 +125,12 @@ def _is_turn_start(entry: dict[str, Any]) -> bool:
     return "tool_result" not in kinds
 
 
-def tool_calls_since_turn_start(path: Path, **limits: int) -> int | None:
-    """How many tool calls the model made since the last prompt or Stop hook feedback;
-    None when the transcript cannot be read."""
+def tool_calls_since_turn_start(path: Path, at_most: int | None = None,
+                                **limits: int) -> int | None:
+    """How many tool calls the model made since the last prompt or Stop hook feedback,
+    counting no further than `at_most` (the Stop hook asks only whether there was one, and
+    stops at the first it finds from the end: flat however long the turn); None when the
+    transcript cannot be read."""
     calls = 0
     try:
         for entry in _entries_reversed(path, limits, (b'"user"', b'"tool_use"')):
@@ -141,6 +144,8 @@ def tool_calls_since_turn_start(path: Path, **limits: int) -> int | None:
                         1 for block in content
                         if isinstance(block, dict) and block.get("type") == "tool_use"
                     )
+                if at_most is not None and calls >= at_most:
+                    return calls
     except (OSError, ValueError):
         return None
     return calls

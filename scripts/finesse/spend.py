@@ -1,0 +1,91 @@
+"""What a loop spends: tokens per iteration and their estimated cost, the budgets that stop
+it, and the receipts in its report. Pure: the Stop hook reads the usage from the transcript
+(`finesse.support.usage`) and the quota from the status line's record.
+
+Costs are **estimated**, never billed amounts: the usage Claude Code records for each API
+call, priced with the table below (US dollars per million tokens, by model family, as
+published by Anthropic; the table's date is PRICES_DATED), or with the prices a project sets
+in `.finesse/config.json` under `prices`. Subscription plans are not billed per token at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from finesse.models import IterationRecord, LoopState, ModelUsage, Price
+
+PRICES_DATED = "2026-12-01"
+# Family prefix -> (input, output, cache write, cache read) dollars per million tokens. The
+# longest prefix of a model id wins; a model of no known family is priced as `default`.
+DEFAULT_PRICES: tuple[Price, ...] = (
+    Price("claude-opus-4-5", 5.0, 25.0, 6.25, 0.50),
+    Price("claude-opus-4-1", 15.0, 75.0, 18.75, 1.50),
+    Price("claude-opus-4-0", 15.0, 75.0, 18.75, 1.50),
+    Price("claude-opus-4-2", 15.0, 75.0, 18.75, 1.50),
+    Price("claude-opus", 5.0, 25.0, 6.25, 0.50),
+    Price("claude-sonnet", 3.0, 15.0, 3.75, 0.30),
+    Price("claude-3-7-sonnet", 3.0, 15.0, 3.75, 0.30),
+    Price("claude-haiku", 1.0, 5.0, 1.25, 0.10),
+    Price("claude-3-5-haiku", 0.80, 4.0, 1.0, 0.08),
+    Price("default", 3.0, 15.0, 3.75, 0.30),
+)
+MILLION = 1_000_000
+
+
+def price_for(model: str, prices: tuple[Price, ...] | list[Price]) -> Price:
+    table = list(prices) or list(DEFAULT_PRICES)
+    matching = [price for price in table if price.family != "default"
+                and model.startswith(price.family)]
+    if matching:
+        return max(matching, key=lambda price: len(price.family))
+    return next((price for price in table if price.family == "default"), DEFAULT_PRICES[-1])
+
+
+def cost(usage: list[ModelUsage], prices: tuple[Price, ...] | list[Price]) -> float:
+    """Estimated dollars for these tokens."""
+    total = 0.0
+    for entry in usage:
+        price = price_for(entry.model, prices)
+        total += (entry.input * price.input + entry.output * price.output
+                  + entry.cache_creation * price.cache_write
+                  + entry.cache_read * price.cache_read) / MILLION
+    return total
+
+
+@dataclass(frozen=True)
+class Totals:
+    billed_tokens: int  # input + cache creation + output: what --max-tokens counts
+    cache_read: int
+    cost: float  # estimated dollars
+    partial: bool  # some iteration's usage could not be read whole
+
+
+def iteration_tokens(entry: IterationRecord) -> int:
+    return sum(usage.billed for usage in entry.usage)
+
+
+def totals(state: LoopState, iterations: list[IterationRecord] | None = None) -> Totals:
+    chosen = state.iterations if iterations is None else iterations
+    usage = [usage for entry in chosen for usage in entry.usage]
+    return Totals(
+        billed_tokens=sum(entry.billed for entry in usage),
+        cache_read=sum(entry.cache_read for entry in usage),
+        cost=cost(usage, state.prices),
+        partial=any(entry.usage_partial for entry in chosen),
+    )
+
+
+def over_budget(state: LoopState) -> str:
+    """Why the loop's spend has reached a budget, or ""."""
+    spent = totals(state)
+    if state.max_tokens is not None and spent.billed_tokens >= state.max_tokens:
+        return (f"{spent.billed_tokens:,} tokens used (input, cache creation and output), the "
+                f"--max-tokens budget is {state.max_tokens:,}")
+    if state.max_cost is not None and spent.cost >= state.max_cost:
+        return (f"an estimated ${spent.cost:,.2f} spent, the --max-cost budget is "
+                f"${state.max_cost:,.2f} (estimated from token prices dated {PRICES_DATED})")
+    return ""
+
+
+def dollars(amount: float) -> str:
+    return f"${amount:,.2f} (estimated)"

@@ -1,0 +1,141 @@
+"""What one iteration added to the transcript: its tool calls and its token usage, read from
+the bytes written since the previous stop. Standard library only (the Stop path).
+
+Claude Code writes an assistant message one line per content block, every line carrying the
+message's `usage` (input, output, cache creation, cache read tokens) and `model`, as the API
+sent them. Usage is therefore counted once per `message.id`. The reader remembers where it
+stopped (`Cursor`: byte offset, the file's identity, the last message it counted), so each
+stop reads only the new bytes: the cost is flat in the transcript's size. A line not yet
+ended by a newline is left for the next stop (the transcript may lag behind the reply). A
+transcript that became shorter or was replaced is read again from a safe point: the last
+`WINDOW` bytes, with the messages already counted skipped by id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# At most this much is read at one stop; an iteration that wrote more (huge tool output) is
+# read from its last WINDOW bytes, and the usage is marked partial.
+WINDOW = 32 * 1024 * 1024
+CHUNK = 1024 * 1024
+RECENT_IDS = 64
+
+
+@dataclass(frozen=True)
+class Cursor:
+    offset: int
+    identity: str  # device and inode: a replaced file starts again
+    recent_ids: tuple[str, ...] = ()  # the last message ids counted, newest last
+
+
+@dataclass
+class Tokens:
+    """Token counts for one model."""
+
+    input: int = 0
+    output: int = 0
+    cache_creation: int = 0
+    cache_read: int = 0
+
+    def add(self, usage: dict[str, Any]) -> None:
+        self.input += _count(usage.get("input_tokens"))
+        self.output += _count(usage.get("output_tokens"))
+        self.cache_creation += _count(usage.get("cache_creation_input_tokens"))
+        self.cache_read += _count(usage.get("cache_read_input_tokens"))
+
+
+@dataclass
+class Increment:
+    """What the transcript gained since the cursor."""
+
+    cursor: Cursor | None
+    tool_calls: int = 0
+    by_model: dict[str, Tokens] = field(default_factory=dict)
+    partial: bool = False  # more was written than read (see WINDOW)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _identity(info: os.stat_result) -> str:
+    return f"{info.st_dev}:{info.st_ino}"
+
+
+def start_cursor(path: Path) -> Cursor | None:
+    """Where a loop starting now begins to count: the end of the transcript."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return Cursor(info.st_size, _identity(info))
+
+
+def read_increment(path: Path, cursor: Cursor | None) -> Increment | None:
+    """The tool calls and usage written since `cursor` (None: since a safe point near the
+    end); None when the transcript cannot be read."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except (OSError, ValueError):
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        size, identity = info.st_size, _identity(info)
+        start = cursor.offset if cursor is not None and cursor.identity == identity else -1
+        seen = list(cursor.recent_ids) if cursor is not None else []
+        known = set(seen)
+        partial = False
+        if start < 0 or start > size:  # replaced or shortened: read the end again
+            start, partial = max(0, size - WINDOW), cursor is not None
+        if size - start > WINDOW:
+            start, partial = size - WINDOW, True
+        handle.seek(start)
+        data = handle.read(size - start)
+    end = data.rfind(b"\n") + 1  # an unfinished last line waits for the next stop
+    increment = Increment(Cursor(start + end, identity), partial=partial)
+    lines = data[:end].split(b"\n")
+    if start > 0 and (cursor is None or start != cursor.offset):
+        lines = lines[1:]  # started mid-file at a safe point: the first line may be cut
+    for raw in lines:
+        if b'"assistant"' in raw:
+            _take(raw, increment, seen, known)
+    assert increment.cursor is not None
+    increment.cursor = Cursor(increment.cursor.offset, identity, tuple(seen[-RECENT_IDS:]))
+    return increment
+
+
+def _take(raw: bytes, increment: Increment, seen: list[str], known: set[str]) -> None:
+    try:
+        entry = json.loads(raw)
+    except (ValueError, RecursionError):
+        return
+    if not isinstance(entry, dict) or entry.get("isSidechain"):
+        return
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return
+    content = message.get("content")
+    if entry.get("type") != "assistant":
+        return
+    if isinstance(content, list):
+        increment.tool_calls += sum(1 for block in content
+                                    if isinstance(block, dict) and block.get("type") == "tool_use")
+    message_id = message.get("id")
+    usage = message.get("usage")
+    if not isinstance(message_id, str) or not isinstance(usage, dict) or message_id in known:
+        return
+    seen.append(message_id)
+    known.add(message_id)
+    model = message.get("model")
+    key = model if isinstance(model, str) and model else "unknown"
+    increment.by_model.setdefault(key, Tokens()).add(usage)
