@@ -109,6 +109,14 @@ def tool_use(name: str, input: dict[str, Any]) -> Block:
     return {"type": "tool_use", "id": _tool_id(), "name": name, "input": dict(input)}
 
 
+def usage(input: int = 0, output: int = 0, cache_creation: int = 0,
+          cache_read: int = 0) -> Block:
+    """Not a content block: put it in a reply to set the usage that reply reports (the CLI
+    writes it into the transcript, where the plugin counts it)."""
+    return {"type": "usage", "input_tokens": input, "output_tokens": output,
+            "cache_creation_input_tokens": cache_creation, "cache_read_input_tokens": cache_read}
+
+
 def bash(cmd: str) -> Block:
     """A call of the Bash tool."""
     return tool_use("Bash", {"command": cmd, "description": "run"})
@@ -205,6 +213,8 @@ class FakeModel:
         script: Sequence[ScriptEntry] = (),
         *,
         subagent_script: Sequence[ScriptEntry] = (),
+        headers: dict[str, str] | None = None,
+        side_answer: Callable[[dict[str, Any]], Reply] | None = None,
     ) -> None:
         self.script: list[ScriptEntry] = list(script)
         self.calls: list[dict[str, Any]] = []
@@ -218,6 +228,10 @@ class FakeModel:
         self._subagent = _Script(subagent_script, SUBAGENT_EXHAUSTED_TEXT)
         self._lock = threading.Lock()
         self._used_tool_ids: set[str] = set()
+        # Sent with every /v1/messages reply (e.g. the rate-limit headers the CLI reads).
+        self.headers: dict[str, str] = dict(headers or {})
+        # Answers side calls (the /goal judge, prompt hooks) instead of SIDE_REPLY_TEXT.
+        self.side_answer = side_answer
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -303,7 +317,7 @@ class FakeModel:
         if kind == "compact":
             return [text(COMPACT_SUMMARY)]
         if kind == "side":
-            return [text(SIDE_REPLY_TEXT)]
+            return list(self.side_answer(body)) if self.side_answer else [text(SIDE_REPLY_TEXT)]
         script = self._main if kind == "main" else self._subagent
         with self._lock:
             index, entry = script.take()
@@ -348,20 +362,25 @@ def _stop_reason(reply: Reply) -> str:
 
 
 def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    content = [block for block in reply if block.get("type") != "usage"]
+    scripted = next((block for block in reply if block.get("type") == "usage"), None)
+    figures = {
+        "input_tokens": _estimate_tokens(body.get("messages", [])),
+        "output_tokens": _estimate_tokens(content),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    if scripted is not None:
+        figures = {key: value for key, value in scripted.items() if key != "type"}
     return {
         "id": "msg_" + uuid.uuid4().hex[:24],
         "type": "message",
         "role": "assistant",
         "model": body.get("model", "claude-sonnet-4-5"),
-        "content": reply,
-        "stop_reason": _stop_reason(reply),
+        "content": content,
+        "stop_reason": _stop_reason(content),
         "stop_sequence": None,
-        "usage": {
-            "input_tokens": _estimate_tokens(body.get("messages", [])),
-            "output_tokens": _estimate_tokens(reply),
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-        },
+        "usage": figures,
     }
 
 
@@ -374,7 +393,7 @@ def _stream(body: dict[str, Any], reply: Reply) -> bytes:
     start = dict(message, content=[], stop_reason=None)
     start["usage"] = dict(message["usage"], output_tokens=1)
     events = [_sse("message_start", {"type": "message_start", "message": start})]
-    for index, block in enumerate(reply):
+    for index, block in enumerate(message["content"]):
         if block.get("type") == "tool_use":
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
@@ -400,7 +419,8 @@ def _stream(body: dict[str, Any], reply: Reply) -> bytes:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+                # The final figures, all of them: the CLI records these in the transcript.
+                "usage": dict(message["usage"]),
             },
         ),
         _sse("message_stop", {"type": "message_stop"}),
@@ -449,11 +469,14 @@ def _make_handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
                 data += self.rfile.read(size)
                 self.rfile.readline()
 
-        def _send(self, status: int, payload: bytes, content_type: str) -> None:
+        def _send(self, status: int, payload: bytes, content_type: str,
+                  headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(payload)))
             self.send_header("request-id", "req_fake" + uuid.uuid4().hex[:16])
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(payload)
@@ -513,8 +536,9 @@ def _make_handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             reply = model._answer(kind, body)
             rec.reply = reply
             if body.get("stream"):
-                self._send(200, _stream(body, reply), "text/event-stream")
+                self._send(200, _stream(body, reply), "text/event-stream", model.headers)
             else:
-                self._send_json(200, _message(body, reply))
+                self._send(200, json.dumps(_message(body, reply)).encode(), "application/json",
+                           model.headers)
 
     return Handler

@@ -9,6 +9,11 @@ import sys
 
 
 def run_cli(name: str) -> int:
+    if name == "ralph" and sys.argv[1:2] == ["statusline"] and "--install" not in sys.argv:
+        # Claude Code runs the status line after every change: no click, no virtualenv.
+        from finesse.hooks.statusline import main as statusline
+
+        return statusline()
     import importlib.util
 
     from finesse.support import runtime

@@ -5,6 +5,7 @@ Importable by an old `python3` (the hook entry uses it to say that finesse needs
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Dict  # noqa: UP035
 
 HookOutput = Dict[str, Any]  # noqa: UP006 (see the module docstring)
@@ -15,6 +16,18 @@ def block(reason: str, *, system_message: str | None = None) -> HookOutput:
     if system_message:
         output["systemMessage"] = system_message
     return output
+
+
+def continue_turn(reason: str, *, system_message: str | None = None,
+                  env: Mapping[str, str] | None = None) -> HookOutput:
+    """Go on with the next iteration. In Claude Code 2.1.328 a Stop hook's
+    `additionalContext` continues the turn like a block, counts toward the same cap of 8,
+    and reaches the model as a system reminder, without the "Stop hook reported a problem"
+    notice a block shows the user on every iteration (proven by the e2e tests). Set
+    FINESSE_STOP_CONTINUATION=block for a Claude Code that lacks it."""
+    if (env or {}).get("FINESSE_STOP_CONTINUATION") == "block":
+        return block(reason, system_message=system_message)
+    return add_context("Stop", reason, system_message=system_message)
 
 
 def tell_user(message: str) -> HookOutput:

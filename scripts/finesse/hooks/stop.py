@@ -21,7 +21,8 @@ from typing import BinaryIO, TextIO
 from finesse.engine import Observation, decide, needs_verification
 from finesse.errors import StateError
 from finesse.hooks.boundary import run_hook
-from finesse.hooks.output import HookOutput, block, tell_user
+from finesse.hooks.output import HookOutput, continue_turn, tell_user
+from finesse.hooks.statusline import read_quota
 from finesse.loop.gate.step import run_gate_step
 from finesse.loop.lifecycle import finish
 from finesse.loop.notebook import record_iteration
@@ -120,7 +121,8 @@ def _observe(data: StopInput, state: LoopState, store: LoopStore, root: Path,
     cancelled_by = _cancel(store, state.session_id)  # asked for while the checks ran
     if cancelled_by is not None:
         observation = replace(observation, cancelled=True, cancelled_by=cancelled_by)
-    return replace(observation, now=utcnow(),
+    quota = read_quota(store.paths, utcnow()) if state.stop_at_quota is not None else None
+    return replace(observation, now=utcnow(), quota=quota,
                    tree_fingerprint=gitstate.tree_fingerprint(root))
 
 
@@ -147,7 +149,8 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
                     store, decision.state, decision.state.iterations[-1], decision.notes
                 )
                 store.save(following)
-                return block(decision.reason, system_message=decision.message)
+                return continue_turn(decision.reason, system_message=decision.message,
+                                     env=env)
             return tell_user(finish(store, decision.state, decision.notes))
     except CorruptStateError as err:
         store.log(str(err))

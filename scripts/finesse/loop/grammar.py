@@ -32,10 +32,13 @@ LOOP_USAGE = (
     '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
     "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
     "[--no-plan] [--quiesce-after N] [--timeout-minutes N] [--gate CMD] [--allow-dirty] "
-    "[--effort LEVEL]"
+    "[--effort LEVEL] [--max-tokens N] [--max-cost USD] [--stop-at-quota PERCENT]"
 )
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
-RESUME_USAGE = "/ralph-resume [--max-iterations N] [--timeout-minutes N]"
+RESUME_USAGE = (
+    "/ralph-resume [--max-iterations N] [--timeout-minutes N] [--max-tokens N] [--max-cost USD] "
+    "[--stop-at-quota PERCENT]"
+)
 EXECUTE_USAGE = (
     "/finesse:finesse-execute --prompt-file finesse-plans/NAME.md --completion-promise-file "
     "finesse-plans/NAME-promise.txt --max-iterations N [--force]"
@@ -181,8 +184,15 @@ _VALUE_FLAGS = (
     "--timeout-minutes",
     "--gate",
     "--effort",
+    "--max-tokens",
+    "--max-cost",
+    "--stop-at-quota",
 )
-_RESUME_FLAGS = ("--max-iterations", "--timeout-minutes")
+_BUDGET_FLAGS = ("--max-tokens", "--max-cost", "--stop-at-quota")
+_RESUME_FLAGS = ("--max-iterations", "--timeout-minutes", *_BUDGET_FLAGS)
+MAX_TOKENS_CEILING = 10**12
+MAX_COST_CEILING = 1_000_000.0
+_MONEY = re.compile(r"\$?([0-9]+(?:\.[0-9]{1,2})?)")
 
 
 def _take_flags(
@@ -249,6 +259,7 @@ class LoopArgs:
     force: bool = False
     allow_dirty: bool = False
     no_plan: bool = False  # --no-plan: never write attempts into tasks/todo.md
+    budgets: Budgets = field(default_factory=lambda: Budgets())
 
 
 def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
@@ -305,7 +316,40 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
     timeout = _single(values, "--timeout-minutes")
     if timeout is not None:
         parsed.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
+    parsed.budgets = parse_budgets(values)
     return parsed
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """--max-tokens, --max-cost (US dollars, estimated) and --stop-at-quota (a percentage of
+    the plan's five-hour or weekly window)."""
+
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    stop_at_quota: int | None = None
+
+
+def parse_budgets(values: dict[str, list[str]]) -> Budgets:
+    tokens = _single(values, "--max-tokens")
+    cost = _single(values, "--max-cost")
+    quota = _single(values, "--stop-at-quota")
+    return Budgets(
+        max_tokens=(None if tokens is None else
+                    parse_count(tokens.replace("_", "").replace(",", ""), "--max-tokens",
+                                MAX_TOKENS_CEILING)),
+        max_cost=None if cost is None else parse_money(cost),
+        stop_at_quota=None if quota is None else parse_count(quota, "--stop-at-quota", 100),
+    )
+
+
+def parse_money(value: str) -> float:
+    found = _MONEY.fullmatch(value.strip())
+    amount = float(found.group(1)) if found else 0.0
+    if not 0 < amount <= MAX_COST_CEILING:
+        raise UsageError(f"--max-cost needs an amount in US dollars above 0, not {value!r}: "
+                         "for example --max-cost 5 or --max-cost 12.50")
+    return amount
 
 
 def parse_count(value: str, flag: str, ceiling: int) -> int:
@@ -321,6 +365,7 @@ def parse_count(value: str, flag: str, ceiling: int) -> int:
 class ResumeRequest:
     max_iterations: int | None = None
     timeout_minutes: int | None = None
+    budgets: Budgets = field(default_factory=lambda: Budgets())
 
 
 def parse_resume_args(args: str) -> ResumeRequest:
@@ -334,6 +379,7 @@ def parse_resume_args(args: str) -> ResumeRequest:
     timeout = _single(values, "--timeout-minutes")
     if timeout is not None:
         request.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
+    request.budgets = parse_budgets(values)
     return request
 
 

@@ -109,6 +109,10 @@ def start_loop(
         snapshot_commit=snapshot,
         iteration_base=base,
         gate_branch=branch,
+        max_tokens=request.budgets.max_tokens,
+        max_cost=request.budgets.max_cost,
+        stop_at_quota=request.budgets.stop_at_quota,
+        prices=list(request.prices),
         **_cursor_fields(transcript),
     )
     store.save(state)
@@ -241,6 +245,7 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
     elif made >= cap:
         cap = made + previous.max_iterations
     minutes = request.timeout_minutes or previous.timeout_minutes
+    budgets = request.budgets
     reopened = replace(
         previous,
         outcome=None, ended_at=None, end_message="", ended_by="", blocker="", report_path="",
@@ -255,6 +260,9 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         iteration_base=(gitstate.head(store.paths.root) if previous.gate
                         else previous.iteration_base),
         repairing=False,
+        max_tokens=budgets.max_tokens or previous.max_tokens,
+        max_cost=budgets.max_cost or previous.max_cost,
+        stop_at_quota=budgets.stop_at_quota or previous.stop_at_quota,
         **_cursor_fields(transcript),
         resumes=[*previous.resumes, ResumeRecord(at=now, after=previous.outcome or "", by=by)],
     )

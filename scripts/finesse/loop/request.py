@@ -14,11 +14,14 @@ from finesse.loop.grammar import (
     DEFAULT_QUIESCE_AFTER,
     LOOP_USAGE,
     WARN_ABOVE_ITERATIONS,
+    Budgets,
     LoopArgs,
     check_promise,
     parse_loop_args,
 )
 from finesse.loop.todo.sections import ATTEMPTS, check_plan, gate_commands, parse_sections
+from finesse.models import Price
+from finesse.spend import DEFAULT_PRICES
 from finesse.support.files import MAX_TEXT_BYTES, read_text, shown_name
 
 
@@ -40,6 +43,8 @@ class StartRequest:
     allow_dirty: bool = False
     effort: str | None = None
     notebook: str | None = None  # where the loop writes its attempts and review
+    budgets: Budgets = field(default_factory=Budgets)
+    prices: list[Price] = field(default_factory=list)
 
     @property
     def warnings(self) -> list[str]:
@@ -65,6 +70,33 @@ def read_project_file(root: Path, name: str, flag: str) -> str:
 
 
 NOTEBOOK = "tasks/todo.md"
+CONFIG = ".finesse/config.json"
+
+
+def project_prices(root: Path) -> list[Price]:
+    """The price table a loop's cost estimate uses: the package's (finesse.spend), with the
+    families the project sets under `prices` in .finesse/config.json laid over it
+    (`{"claude-opus": {"input": 5, "output": 25, "cache_write": 6.25, "cache_read": 0.5}}`,
+    dollars per million tokens)."""
+    import json
+
+    try:
+        text = read_text(root / CONFIG, subject=CONFIG, limit=256 * 1024)
+    except UsageError as err:
+        if getattr(err, "kind", "") == "missing":
+            return list(DEFAULT_PRICES)
+        raise
+    try:
+        table = json.loads(text).get("prices", {})
+        custom = [Price(family, float(fields["input"]), float(fields["output"]),
+                        float(fields["cache_write"]), float(fields["cache_read"]))
+                  for family, fields in table.items()]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        raise UsageError(f'{CONFIG}: "prices" must map a model family to '
+                         '{"input", "output", "cache_write", "cache_read"} dollars per million '
+                         "tokens; fix it or remove it") from None
+    named = {price.family for price in custom}
+    return custom + [price for price in DEFAULT_PRICES if price.family not in named]
 
 
 def find_notebook(root: Path) -> str | None:
@@ -92,8 +124,10 @@ def resolve(args: LoopArgs, root: Path) -> StartRequest:
         prompt=args.prompt, max_iterations=args.max_iterations, verify=list(args.verify),
         gate=list(args.gate), quiesce_after=args.quiesce_after,
         timeout_minutes=args.timeout_minutes, force=args.force, allow_dirty=args.allow_dirty,
-        effort=args.effort,
+        effort=args.effort, budgets=args.budgets,
     )
+    if args.budgets.max_cost is not None or args.budgets.max_tokens is not None:
+        request.prices = project_prices(root)
     if args.promise is not None:
         request.promise = args.promise
     elif args.promise_file is not None:

@@ -4,10 +4,12 @@ re-stated after a compaction or resume), and the lines of /ralph-status and `ral
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from finesse.models import LoopState
 from finesse.prompts import iteration_header, protocol_notes
 from finesse.recording import excerpt
+from finesse.support.claude_settings import statusline_configured
 
 
 def start_context(state: LoopState) -> str:
@@ -70,6 +72,14 @@ def start_notes(state: LoopState, warnings: list[str], forced: list[str]) -> lis
     if state.notebook and not state.plan_file:
         notes.append(f"Attempts and the review are recorded in {state.notebook} "
                      "(--no-plan to leave it alone).")
+    if state.stop_at_quota is not None and not statusline_configured(
+            Path(state.project_root), Path.home()):
+        notes.append("warning: --stop-at-quota needs the figures Claude Code gives its status "
+                     "line, and no settings file runs `ralph statusline`: run `ralph "
+                     "statusline --install` (or the stop will never fire)")
+    if state.max_cost is not None:
+        notes.append(f"--max-cost ${state.max_cost:,.2f}: costs are estimated from token "
+                     "prices, not billed amounts")
     notes.extend(f"warning: {warning}" for warning in warnings)
     if forced:
         notes.append(f"warning: started with --force past failing checks: {', '.join(forced)}")

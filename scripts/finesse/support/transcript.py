@@ -113,8 +113,14 @@ def last_assistant_text(path: Path, **limits: int) -> str | None:
 
 
 def _is_turn_start(entry: dict[str, Any]) -> bool:
-    """A user line that starts the model's work: a typed prompt or a Stop hook's feedback.
-    Tool results are user lines too, but they sit inside a turn."""
+    """A line that starts the model's work: a typed prompt, a Stop hook's feedback (a user
+    line), or a Stop hook's additional context (an attachment line). Tool results are user
+    lines too, but they sit inside a turn."""
+    attachment = entry.get("attachment")
+    if entry.get("type") == "attachment":
+        return isinstance(attachment, dict) and attachment.get("type") == "hook_additional_context"
+    if entry.get("type") != "user":
+        return False
     message = entry.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
@@ -133,8 +139,9 @@ def tool_calls_since_turn_start(path: Path, at_most: int | None = None,
     transcript cannot be read."""
     calls = 0
     try:
-        for entry in _entries_reversed(path, limits, (b'"user"', b'"tool_use"')):
-            if entry.get("type") == "user" and _is_turn_start(entry):
+        needles = (b'"user"', b'"tool_use"', b'"hook_additional_context"')
+        for entry in _entries_reversed(path, limits, needles):
+            if _is_turn_start(entry):
                 return calls
             message = entry.get("message")
             if entry.get("type") == "assistant" and isinstance(message, dict):

@@ -14,7 +14,8 @@ from finesse.cli.boundary import LazyGroup, run
 
 SUBCOMMANDS: dict[str, str] = {
     name: f"finesse.cli.ralph.{name}"
-    for name in ("abort", "cancel", "doctor", "report", "resume", "start", "status")
+    for name in ("abort", "cancel", "doctor", "report", "resume", "start", "status",
+                 "statusline")
 }
 
 

@@ -1,0 +1,66 @@
+"""Claude Code's settings files, where a status line is configured: the user's
+`~/.claude/settings.json`, the project's `.claude/settings.json` and
+`.claude/settings.local.json`. Read without ever failing; written only on request
+(`ralph statusline --install`), atomically, every other key kept as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from finesse.errors import UsageError
+from finesse.support.files import FileProblem, read_text, write_atomic
+
+MARK = "statusline"  # our command is `.../ralph statusline ...`
+
+
+def settings_files(root: Path, home: Path) -> list[Path]:
+    return [root / ".claude" / "settings.local.json", root / ".claude" / "settings.json",
+            home / ".claude" / "settings.json"]
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A settings file's object; {} when absent; a UsageError when it is not JSON (it is
+    the user's file: never overwritten then)."""
+    try:
+        text = read_text(path, subject=str(path), limit=4 * 1024 * 1024)
+    except FileProblem as err:
+        if err.kind == "missing":
+            return {}
+        raise
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise UsageError(f"{path} is not valid JSON: fix it by hand first") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} does not hold a JSON object: fix it by hand first")
+    return data
+
+
+def status_command(data: dict[str, Any]) -> str | None:
+    line = data.get("statusLine")
+    if isinstance(line, dict) and isinstance(line.get("command"), str):
+        return str(line["command"])
+    return None
+
+
+def ours(command: str | None) -> bool:
+    return command is not None and "ralph" in command and MARK in command
+
+
+def statusline_configured(root: Path, home: Path) -> bool:
+    """Whether some settings file runs `ralph statusline` as the status line."""
+    for path in settings_files(root, home):
+        try:
+            if ours(status_command(load(path))):
+                return True
+        except UsageError:
+            continue
+    return False
+
+
+def set_status_line(path: Path, data: dict[str, Any], command: str) -> None:
+    updated = dict(data)
+    updated["statusLine"] = {"type": "command", "command": command}
+    write_atomic(path, json.dumps(updated, indent=2) + "\n")
