@@ -71,13 +71,15 @@ def read_bytes(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
         raise FileProblem(f"{subject}: not a usable file name", "bad-name") from None
     except OSError as err:
         raise FileProblem(f"{subject}: cannot read it ({err.strerror})", "unreadable") from None
-    with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(descriptor)
+    # fstat before fdopen: on Linux a directory opens read-only, and fdopen refuses it.
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
         if stat.S_ISDIR(info.st_mode):
             raise FileProblem(f"{subject}: that is a directory; give a file", "directory")
-        if not stat.S_ISREG(info.st_mode):
-            raise FileProblem(f"{subject}: not a regular file (a FIFO, device or socket); "
-                              "give a plain file", "not-regular")
+        raise FileProblem(f"{subject}: not a regular file (a FIFO, device or socket); "
+                          "give a plain file", "not-regular")
+    with os.fdopen(descriptor, "rb") as handle:
         too_big = FileProblem(f"{subject}: over {_size_words(limit)}; point at a smaller file",
                               "too-big")
         if info.st_size > limit:
