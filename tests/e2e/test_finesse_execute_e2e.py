@@ -14,7 +14,7 @@ from tests.e2e.harness import REPO_ROOT, ClaudeRunner
 
 pytestmark = pytest.mark.e2e
 
-CORPUS = REPO_ROOT / "tests" / "finesse_tools" / "corpus"
+CORPUS = REPO_ROOT / "tests" / "unit" / "authoring" / "prompt_check" / "corpus"
 
 
 def _plan(project: Path, source: str, promise: str) -> None:

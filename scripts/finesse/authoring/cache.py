@@ -22,19 +22,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from filelock import FileLock, Timeout
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StringConstraints,
-    ValidationError,
-    model_validator,
-)
+from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from finesse.errors import StateError, UsageError
 from finesse.state.store import utcnow
-from finesse.support.files import write_atomic
+from finesse.support.files import FileProblem, read_bytes, write_atomic
+from finesse.support.git import GitError, Repository, open_repository
+from finesse.support.locks import LockTimeout, exclusive
+from finesse.support.strict import StrictModel, problems
 
 FINESSE_DIR = ".finesse"
 CACHE_FILE_NAME = "exploration-cache.json"
@@ -45,18 +40,14 @@ CommitHash = Annotated[str, StringConstraints(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class FinesseConfig(_Strict):
+class FinesseConfig(StrictModel):
     version: Literal[1] = 1
     cache_enabled: bool = True
     staleness_threshold: int = Field(default=50, ge=0)
     context_window: int = Field(default=200_000, gt=0)
 
 
-class Baseline(_Strict):
+class Baseline(StrictModel):
     commit_hash: CommitHash
     last_confirmed: datetime
     file_structure_patterns: list[str] = Field(default_factory=list)
@@ -66,7 +57,7 @@ class Baseline(_Strict):
     key_directories: list[str] = Field(default_factory=list)
 
 
-class CacheEntry(_Strict):
+class CacheEntry(StrictModel):
     summary: NonEmpty
     referenced_files: list[NonEmpty] = Field(min_length=1)
     keywords: list[NonEmpty] = Field(min_length=1)
@@ -79,7 +70,7 @@ class CacheEntry(_Strict):
         return entry_key(self.directory_scope, self.keywords[0])
 
 
-class ExplorationCache(_Strict):
+class ExplorationCache(StrictModel):
     version: Literal[1] = 1
     baseline: Baseline | None = None
     entries: dict[str, CacheEntry] = Field(default_factory=dict)
@@ -149,17 +140,18 @@ def check_freshness(cache: ExplorationCache, changed_since: ChangedSince,
 
 
 class GitHistory:
-    """The project's repository: HEAD, files changed since a commit, repo-relative paths."""
+    """The project's repository as the cache asks it: HEAD, the files changed since a commit
+    (each commit asked once), paths relative to the top. Through `support.git.Repository`."""
 
     def __init__(self, root: Path) -> None:
-        import git
-
-        try:
-            self._repo = git.Repo(root, search_parent_directories=True)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        self._stack = contextlib.ExitStack()
+        repository = self._stack.enter_context(open_repository(root))
+        if repository is None:
+            self._stack.close()
             raise StateError(f"{root} is not in a git repository; the exploration cache ties "
-                             "what it knows to commits: run `git init` and commit") from None
-        self.top = Path(self._repo.working_tree_dir or root).resolve()
+                             "what it knows to commits: run `git init` and commit")
+        self._repository: Repository = repository
+        self.top = repository.top
         self._changed: dict[str, frozenset[str] | None] = {}
 
     def __enter__(self) -> GitHistory:
@@ -169,40 +161,26 @@ class GitHistory:
         self.close()
 
     def close(self) -> None:
-        self._repo.close()
+        self._stack.close()
 
     def head(self) -> str:
-        try:
-            return self._repo.head.commit.hexsha
-        except ValueError:
+        sha = self._repository.head()
+        if sha is None:
             raise StateError(f"the repository at {self.top} has no commit yet; "
-                             "commit once, then add to the cache") from None
+                             "commit once, then add to the cache")
+        return sha
 
     def changed_since(self, commit: str) -> frozenset[str] | None:
         if commit not in self._changed:
-            self._changed[commit] = self._diff(commit)
+            self.head()
+            self._changed[commit] = self._repository.changed_since(commit)
         return self._changed[commit]
 
-    def _diff(self, commit: str) -> frozenset[str] | None:
-        import git
-
-        try:
-            self._repo.git.cat_file("-e", f"{commit}^{{commit}}")
-        except git.GitCommandError:
-            return None
-        self.head()
-        # -z: names unquoted, whatever core.quotePath says; --no-renames: a rename lists
-        # the old path too, so an entry naming it goes stale.
-        out = self._repo.git.diff("--name-only", "--no-renames", "-z", f"{commit}..HEAD", "--")
-        return frozenset(name for name in out.split("\0") if name)
-
     def relative(self, path: Path) -> str:
-        resolved = path.resolve()
         try:
-            return resolved.relative_to(self.top).as_posix() or "."
-        except ValueError:
-            raise UsageError(f"{path} is outside the repository {self.top}; "
-                             "name files inside it") from None
+            return self._repository.relative(path)
+        except GitError as err:
+            raise UsageError(str(err)) from None
 
 
 def load_config(root: Path) -> FinesseConfig:
@@ -210,22 +188,16 @@ def load_config(root: Path) -> FinesseConfig:
     it is reported, never moved."""
     path = root / FINESSE_DIR / CONFIG_FILE_NAME
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return FinesseConfig()
-    except OSError as err:
-        raise StateError(f"cannot read {path}: {err.strerror}") from None
+        raw = read_bytes(path, subject=str(path))
+    except FileProblem as err:
+        if err.kind == "missing":
+            return FinesseConfig()
+        raise StateError(str(err)) from None
     try:
         return FinesseConfig.model_validate_json(raw)
     except ValidationError as err:
-        raise StateError(f"{path} is invalid ({_first_problem(err)}); fix it, or delete "
-                         "it to use the defaults") from None
-
-
-def _first_problem(err: ValidationError) -> str:
-    problem = err.errors()[0]
-    where = ".".join(str(part) for part in problem["loc"]) or "the file"
-    return f"{where}: {problem['msg']}"
+        raise StateError(f"{path} is invalid ({problems(err, top='the file')}); fix it, or "
+                         "delete it to use the defaults") from None
 
 
 @dataclass(frozen=True)
@@ -249,9 +221,9 @@ class CacheStore:
     def _locked(self) -> Iterator[None]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT_SECONDS):
+            with exclusive(self.lock_path, LOCK_TIMEOUT_SECONDS):
                 yield
-        except Timeout:
+        except LockTimeout:
             raise StateError(f"another process holds {self.lock_path} for over "
                              f"{LOCK_TIMEOUT_SECONDS:.0f} s; try again") from None
 
@@ -308,16 +280,16 @@ class CacheStore:
 
     def _read(self) -> tuple[ExplorationCache, Path | None, str | None]:
         try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return ExplorationCache(), None, None
-        except OSError as err:
-            raise StateError(f"cannot read {self.path}: {err.strerror}") from None
+            raw = read_bytes(self.path, subject=str(self.path))
+        except FileProblem as err:
+            if err.kind == "missing":
+                return ExplorationCache(), None, None
+            raise StateError(str(err)) from None
         _refuse_newer_version(raw, self.path)
         try:
             return ExplorationCache.model_validate_json(raw), None, None
         except ValidationError as err:
-            problem = _first_problem(err)
+            problem = problems(err, top="the file")
         stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
         moved_to = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         os.replace(self.path, moved_to)

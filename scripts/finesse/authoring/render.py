@@ -40,7 +40,9 @@ _GLOB = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True)
-class PlanFiles:
+class RenderedPlan:
+    """The texts of a plan's files, with the checks made on them."""
+
     prompt: str
     promise: str
     plan: str
@@ -93,13 +95,13 @@ def scope_path(path: str) -> str:
 
 
 def render_files(spec: Spec, *, prompt_path: str, promise_path: str, budget: BudgetEstimate,
-                 baseline_commit: str | None, is_repository: bool = True) -> PlanFiles:
+                 baseline_commit: str | None, is_repository: bool = True) -> RenderedPlan:
     prompt = render_prompt(spec)
     report = validate_prompt(prompt, promise=spec.promise)
     warnings = plan_warnings(spec, budget, is_repository=is_repository)
     plan = render_plan(spec, prompt_path=prompt_path, promise_path=promise_path, budget=budget,
                        baseline_commit=baseline_commit, report=report, warnings=warnings)
-    return PlanFiles(prompt, render_promise(spec), plan, report, budget, tuple(warnings))
+    return RenderedPlan(prompt, render_promise(spec), plan, report, budget, tuple(warnings))
 
 
 def plan_warnings(spec: Spec, budget: BudgetEstimate, *, is_repository: bool) -> list[str]:

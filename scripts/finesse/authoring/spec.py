@@ -5,7 +5,7 @@ text that renders into a prompt the checker reads as meant: prompt text is one l
 no promise tags and paired backticks, commands carry no backticks, nothing but
 `iteration_limit` states an iteration limit, and criteria name results a command shows.
 So every spec that loads renders to a prompt that passes `validate_prompt`
-(tests/finesse_tools/test_new.py holds the property test).
+(tests/unit/authoring/test_render.py holds the property test).
 """
 
 from __future__ import annotations
@@ -15,18 +15,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from finesse.authoring.budget import PhaseType
 from finesse.authoring.prompt_check.vocabulary import LIMITS, VAGUE
 from finesse.errors import UsageError
+from finesse.support.files import read_text, shown_name
+from finesse.support.strict import StrictModel, problems
 
 TaskType = Literal["feature", "bugfix", "refactor", "testing", "performance", "research"]
 Granularity = Literal["per-phase", "per-change", "custom"]
@@ -123,11 +118,7 @@ ScopePath = Annotated[str, AfterValidator(_scope_path)]
 Promise = Annotated[str, AfterValidator(_promise)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Project(_Strict):
+class Project(StrictModel):
     name: Name
     description: PromptText
     task_type: TaskType
@@ -136,14 +127,14 @@ class Project(_Strict):
     chosen_approach: Prose
 
 
-class Criterion(_Strict):
+class Criterion(StrictModel):
     """One binary check: a command and the result it shows when the criterion holds."""
 
     command: Command
     expect: Expectation = "exits 0"
 
 
-class Phase(_Strict):
+class Phase(StrictModel):
     name: Name
     kind: PhaseType = "implementation"  # how the budget weighs its files
     deliverable: PromptText
@@ -155,12 +146,12 @@ class Phase(_Strict):
     files: list[str] = Field(default_factory=list)
 
 
-class Scope(_Strict):
+class Scope(StrictModel):
     in_scope: list[ScopePath] = Field(min_length=1)
     out_of_scope: list[ScopePath] = Field(default_factory=list)
 
 
-class GitConfig(_Strict):
+class GitConfig(StrictModel):
     checkpointing: bool
     granularity: Granularity | None = None
     custom: PromptText | None = None  # the commit rule, when granularity is custom
@@ -182,7 +173,7 @@ class GitConfig(_Strict):
         return self
 
 
-class Spec(_Strict):
+class Spec(StrictModel):
     project: Project
     phases: list[Phase] = Field(min_length=2, max_length=MAX_PHASES)
     scope: Scope
@@ -201,45 +192,22 @@ class Spec(_Strict):
         return list(dict.fromkeys(c for phase in self.phases for c in phase.criteria))
 
 
-def spec_error(err: ValidationError) -> str:
-    """The first problems of a ValidationError, one line each joined: 'where: what'."""
-    parts = []
-    for problem in err.errors()[:3]:
-        where = ".".join(str(part) for part in problem["loc"]) or "the top level"
-        message = str(problem["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}")
-    more = len(err.errors()) - len(parts)
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
 def parse_spec(data: Any) -> Spec:
     """A Spec from loaded YAML or JSON data; a UsageError naming the field and the fix."""
     try:
         return Spec.model_validate(data)
     except ValidationError as err:
-        raise UsageError(f"invalid spec: {spec_error(err)}") from None
+        raise UsageError(f"invalid spec: {problems(err, most=3)}") from None
 
 
 def load_spec(path: Path) -> Spec:
     """Read a .yaml, .yml or .json spec file."""
-    shown = str(path) if str(path).isprintable() else repr(str(path))
+    shown = shown_name(path)
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".json"):
         raise UsageError(f"the spec {shown} must end in .yaml, .yml or .json")
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_SPEC_BYTES + 1)
-    except IsADirectoryError:
-        raise UsageError(f"the spec {shown} is a directory; give the spec file") from None
-    except OSError as err:
-        raise UsageError(f"cannot read the spec {shown} ({err.strerror}); "
-                         "give a YAML or JSON file") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise UsageError(f"the spec {shown} is over 1 MiB; a plan spec is a page of YAML")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"the spec {shown} is not UTF-8 text; save it as UTF-8") from None
+    text = read_text(path, subject=f"the spec {shown}", limit=MAX_SPEC_BYTES,
+                     missing_fix="give a YAML or JSON file")
     data = _load_yaml(text, shown) if suffix != ".json" else _load_json(text, shown)
     try:
         return parse_spec(data)

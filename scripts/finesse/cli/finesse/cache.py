@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -198,11 +196,6 @@ def clear(project: str | None) -> None:
         click.echo(f"No exploration cache at {store.path}.")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse import main as finesse_main
-
-    return finesse_main(["cache", *(sys.argv[1:] if argv is None else argv)])
-
 
 def _entries(count: int, adjective: str = "") -> str:
     return f"{count} {adjective}entr{'y' if count == 1 else 'ies'}"
@@ -211,6 +204,3 @@ def _entries(count: int, adjective: str = "") -> str:
 def _refuse_empty(flag: str) -> NoReturn:
     raise UsageError(f"{flag} is empty; give it some text")
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

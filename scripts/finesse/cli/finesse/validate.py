@@ -3,24 +3,23 @@
 Prints one line per attribute (PASS/FAIL, the line that shows it, how to fix it), or with
 --json one object. Exits 0 when every attribute passes and 1 when any fails. A directory is
 taken for a multi-workflow plan folder: every sub-workflow and the execution graph are checked
-(finesse.authoring.workflows).
+(finesse.authoring.workflows.folder).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from finesse.authoring.prompt_check.validate import ValidationReport, read_text, validate_prompt
-from finesse.authoring.workflows import folder_summary, validate_workflow_folder
+from finesse.authoring.prompt_check.validate import ValidationReport, validate_prompt
+from finesse.authoring.workflows.folder import folder_summary, validate_workflow_folder
 from finesse.errors import UsageError
 from finesse.loop.grammar import check_promise
+from finesse.support.files import read_text, shown_name
 
 _EVIDENCE_WIDTH = 72
 
@@ -42,9 +41,11 @@ def command(prompt_path: str, promise_file: str | None, as_json: bool) -> None:
         return
     promise = None
     if promise_file is not None:
-        promise = check_promise(read_text(Path(promise_file), "--promise-file"),
-                                f"--promise-file {promise_file}")
-    report = validate_prompt(read_text(Path(prompt_path), "prompt file"), promise=promise)
+        promise = check_promise(
+            read_text(Path(promise_file), subject=f"--promise-file {shown_name(promise_file)}"),
+            f"--promise-file {promise_file}")
+    text = read_text(Path(prompt_path), subject=f"prompt file {shown_name(prompt_path)}")
+    report = validate_prompt(text, promise=promise)
     if as_json:
         click.echo(json.dumps(report_json(prompt_path, report), indent=2, ensure_ascii=False))
     else:
@@ -101,11 +102,3 @@ def _shorten(evidence: str) -> str:
     return evidence if len(evidence) <= _EVIDENCE_WIDTH else evidence[: _EVIDENCE_WIDTH - 1] + "…"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse import main as finesse_main
-
-    return finesse_main(["validate", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
