@@ -254,6 +254,14 @@ def _continues(text: str) -> bool:
     )
 
 
+def _is_label(text: str) -> bool:
+    """A short line that names the list under it: "Leave alone:", "Steps (in order)",
+    "Check after every change"; not a sentence ending in a full stop."""
+    text = text.strip()
+    return len(text.split()) <= _LABEL_MAX_WORDS and (
+        text.endswith(":") or not text.endswith((".", "!", ",", ";")))
+
+
 def _name_headings(blocks: list[Block]) -> Iterator[Block]:
     for index, block in enumerate(blocks):
         if block.kind != "paragraph" or len(block.lines) != 1:
@@ -264,9 +272,7 @@ def _name_headings(blocks: list[Block]) -> Iterator[Block]:
         before_list = index + 1 < len(blocks) and blocks[index + 1].kind == "item"
         if strong:
             yield Block("heading", block.lines, STRONG_LEVEL, title=strong.group("title"))
-        elif before_list and text.rstrip().endswith(":") and (
-            len(text.split()) <= _LABEL_MAX_WORDS
-        ):
+        elif before_list and _is_label(text):
             yield Block("heading", block.lines, LABEL_LEVEL, title=text.strip().rstrip(":"))
         else:
             yield block

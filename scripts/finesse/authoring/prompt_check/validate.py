@@ -1,4 +1,5 @@
-"""`validate_prompt`: does a Ralph loop prompt carry the ten attributes a loop needs?
+"""`validate_prompt`: does a Ralph loop prompt carry the ten attributes a loop needs, and is
+its file prompt-only (`layout`)?
 
 Deterministic (regular expressions over the Markdown structure), no model calls; only
 `validate_file` touches the disk. Each attribute's result names the line that
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from finesse.authoring.prompt_check.attributes import ATTRIBUTES
+from finesse.authoring.prompt_check.layout import prompt_only
 from finesse.authoring.prompt_check.structure import Prompt
 from finesse.support.files import read_text, shown_name
 from finesse.support.strict import StrictModel
@@ -23,9 +25,21 @@ class AttributeResult(StrictModel):
     fix: str  # one line; "" when the attribute passed
 
 
-class ValidationReport(StrictModel):
+class LayoutResult(StrictModel):
+    """Whether the file is prompt-only: it opens with the cold-start paragraph."""
+
     passed: bool
+    evidence: str | None
+    fix: str  # one line; "" when it passed
+
+
+PROMPT_ONLY = LayoutResult(passed=True, evidence=None, fix="")
+
+
+class ValidationReport(StrictModel):
+    passed: bool  # every attribute passes and the file is prompt-only
     attributes: list[AttributeResult]
+    prompt_only: LayoutResult = PROMPT_ONLY
 
     @property
     def failed(self) -> list[AttributeResult]:
@@ -45,7 +59,12 @@ def validate_prompt(text: str, *, promise: str | None = None) -> ValidationRepor
             evidence=verdict.line.evidence() if verdict.line else None,
             fix="" if verdict.passed else verdict.fix,
         ))
-    return ValidationReport(passed=all(r.passed for r in results), attributes=results)
+    layout = prompt_only(prompt.doc)
+    shape = LayoutResult(passed=layout.passed,
+                         evidence=layout.line.evidence() if layout.line else None,
+                         fix=layout.fix)
+    return ValidationReport(passed=layout.passed and all(r.passed for r in results),
+                            attributes=results, prompt_only=shape)
 
 
 def validate_file(path: Path | str, *, promise: str | None = None) -> ValidationReport:

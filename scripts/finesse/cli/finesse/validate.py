@@ -1,9 +1,10 @@
 """`finesse validate PROMPT_PATH`: does a loop prompt carry the ten attributes a loop needs?
 
-Prints one line per attribute (PASS/FAIL, the line that shows it, how to fix it), or with
---json one object. Exits 0 when every attribute passes and 1 when any fails. A directory is
-taken for a multi-workflow plan folder: every sub-workflow and the execution graph are checked
-(finesse.authoring.workflows.folder).
+Prints one line per attribute (PASS/FAIL, the line that shows it, how to fix it) and one
+for the file's layout (prompt-only: nothing before the cold-start paragraph), or with --json
+one object. Exits 0 when every attribute passes and the file is prompt-only, 1 otherwise.
+A directory is taken for a multi-workflow plan folder: every sub-workflow and the execution
+graph are checked (finesse.authoring.workflows.folder).
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ def report_json(path: str, report: ValidationReport) -> dict[str, Any]:
         "path": path,
         "passed": report.passed,
         "attributes": [result.model_dump() for result in report.attributes],
+        "prompt_only": report.prompt_only.model_dump(),
     }
 
 
@@ -89,12 +91,20 @@ def report_table(path: str, report: ValidationReport) -> str:
         line = f"{'PASS' if result.passed else 'FAIL'} {result.id:>2} {result.key:<{width}}  "
         line += evidence if result.passed else f"{evidence}  fix: {result.fix}"
         lines.append(line)
+    layout = report.prompt_only
+    evidence = _shorten(layout.evidence) if layout.evidence else "(no line)"
+    lines.append(f"{'PASS' if layout.passed else 'FAIL'}  - {'prompt-only':<{width}}  "
+                 + (evidence if layout.passed else f"{evidence}  fix: {layout.fix}"))
     failed = len(report.failed)
-    lines.append(
-        f"{path}: all {len(report.attributes)} attributes pass" if not failed else
-        f"{path}: {failed} of {len(report.attributes)} attributes fail; fix them and run "
-        "`finesse validate` again"
-    )
+    total = len(report.attributes)
+    if failed:
+        lines.append(f"{path}: {failed} of {total} attributes fail; fix them and run "
+                     "`finesse validate` again")
+    elif not layout.passed:
+        lines.append(f"{path}: all {total} attributes pass, but the file is not prompt-only; "
+                     "fix it and run `finesse validate` again")
+    else:
+        lines.append(f"{path}: all {total} attributes pass")
     return "\n".join(lines)
 
 

@@ -20,7 +20,7 @@ def test_a_vague_word_in_a_criterion_fails_and_names_the_line(vague: str, word: 
     text = edit("- `ruff check .` exits 0", f"- the code is {vague}")
     assert result(text, "binary-completion-criteria") == AttributeResult(
         id=1, key="binary-completion-criteria", passed=False,
-        evidence=f"line 20: - the code is {vague}",
+        evidence=f"line 18: - the code is {vague}",
         fix=f"replace '{word}' with a command and its expected result, e.g. "
             "'`ruff check .` exits 0'",
     )
@@ -32,9 +32,30 @@ def test_a_vague_word_inside_a_command_is_fine() -> None:
 
 
 def test_a_criterion_no_command_can_check_fails() -> None:
-    text = edit("- `ruff check .` exits 0", "- All tests pass")
-    assert result(text, "binary-completion-criteria").evidence == "line 20: - All tests pass"
+    text = edit("- `ruff check .` exits 0", "- Users can log in with the new flag")
+    assert result(text, "binary-completion-criteria") == AttributeResult(
+        id=1, key="binary-completion-criteria", passed=False,
+        evidence="line 18: - Users can log in with the new flag",
+        fix="make this criterion a command with an expected result, e.g. '`pytest -q` exits 0'",
+    )
     assert failing(text) == ["binary-completion-criteria"]
+
+
+@pytest.mark.parametrize("criterion", [
+    "All tests pass", "Coverage > 80%", "No linter errors", "API returns 200 for GET /users",
+])
+def test_the_seeds_yes_examples_are_binary_without_naming_a_command(criterion: str) -> None:
+    assert failing(edit("- `ruff check .` exits 0", f"- {criterion}")) == []
+
+
+@pytest.mark.parametrize(("criterion", "word"), [
+    ("Code is clean", "clean"), ("Make it good", "good"), ("Properly structured", "Properly"),
+])
+def test_the_seeds_no_examples_are_not_binary(criterion: str, word: str) -> None:
+    text = edit("- `ruff check .` exits 0", f"- {criterion}")
+    assert result(text, "binary-completion-criteria").fix == (
+        f"replace '{word}' with a command and its expected result, e.g. "
+        "'`ruff check .` exits 0'")
 
 
 def test_an_exit_status_counts_as_a_command() -> None:
@@ -52,9 +73,34 @@ def test_a_signal_without_criteria_fails_on_its_line() -> None:
     text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
                 "- `pytest -q` exits 0\n- `ruff check .` exits 0\n",
                 "Output <promise>DONE</promise> when you are done.\n")
-    assert result(text, "binary-completion-criteria").evidence == (
-        "line 18: Output <promise>DONE</promise> when you are done.")
+    assert result(text, "binary-completion-criteria") == AttributeResult(
+        id=1, key="binary-completion-criteria", passed=False,
+        evidence="line 16: Output <promise>DONE</promise> when you are done.",
+        fix="say what must be true: 'when ALL of the following are true:' and a list of "
+            "checks, e.g. '- `pytest -q` exits 0'",
+    )
     assert failing(text) == ["binary-completion-criteria"]
+
+
+def test_a_signal_that_points_at_the_verified_phases_is_binary() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
+                "- `pytest -q` exits 0\n- `ruff check .` exits 0\n",
+                "When ALL phases are complete and ALL verification commands pass cleanly,\n"
+                "output <promise>DONE</promise>.\n")
+    assert failing(text) == []
+
+
+def test_a_vague_phase_is_binary_when_its_verify_line_names_a_command() -> None:
+    text = edit("Phase 2: print debug lines when it is set.",
+                "Phase 2: the debug output is clean.")
+    assert failing(text) == []
+    prose = edit("Verify: `pytest tests/test_cli.py -q`\n", "Verify: read it through.\n", text)
+    assert result(prose, "binary-completion-criteria") == AttributeResult(
+        id=1, key="binary-completion-criteria", passed=False,
+        evidence="line 8: Phase 2: the debug output is clean. Verify: read it through.",
+        fix="replace 'clean' with a command and its expected result, or give phase 2 a "
+            "'Verify: `<command>`' line",
+    )
 
 
 # 2 completion-signal
@@ -73,7 +119,7 @@ def test_a_tag_only_declared_is_not_an_instruction() -> None:
     text = edit("Output <promise>DONE</promise> when ALL of the following are true:",
                 "Completion promise: <promise>DONE</promise>\n\nCriteria:")
     assert result(text, "completion-signal").evidence == (
-        "line 18: Completion promise: <promise>DONE</promise>")
+        "line 16: Completion promise: <promise>DONE</promise>")
     assert failing(text) == ["completion-signal"]
 
 
@@ -106,7 +152,7 @@ def test_the_promise_given_matches_once_trimmed(promise: str) -> None:
 def test_the_promise_given_must_be_the_prompts() -> None:
     assert result(BASE, "completion-signal", promise="SHIPPED") == AttributeResult(
         id=2, key="completion-signal", passed=False,
-        evidence="line 18: Output <promise>DONE</promise> when ALL of the following are true:",
+        evidence="line 16: Output <promise>DONE</promise> when ALL of the following are true:",
         fix="the prompt promises 'DONE' but the loop expects 'SHIPPED': make them the same",
     )
 
@@ -116,7 +162,7 @@ def test_the_promise_given_must_be_the_prompts() -> None:
 def test_a_repeat_rule_without_blocked_fails_on_the_rule() -> None:
     text = edit(" If still stuck, output <promise>BLOCKED</promise>.", "")
     assert result(text, "failure-instructions").evidence == (
-        "line 16: If the same test fails 3 times, write what you tried in `NOTES.md` and "
+        "line 14: If the same test fails 3 times, write what you tried in `NOTES.md` and "
         "change approach.")
     assert failing(text) == ["failure-instructions"]
 
@@ -125,7 +171,7 @@ def test_blocked_without_a_repeat_rule_fails_on_blocked() -> None:
     text = edit("If the same test fails 3 times, write what you tried in `NOTES.md` and "
                 "change approach. If still stuck", "If you cannot go on")
     assert result(text, "failure-instructions").evidence == (
-        "line 16: If you cannot go on, output <promise>BLOCKED</promise>.")
+        "line 14: If you cannot go on, output <promise>BLOCKED</promise>.")
     assert failing(text) == ["failure-instructions"]
 
 
@@ -143,7 +189,7 @@ def test_a_skipped_phase_number_fails_on_that_line() -> None:
     text = edit("Phase 2:", "Phase 3:")
     assert result(text, "ordered-phases") == AttributeResult(
         id=4, key="ordered-phases", passed=False,
-        evidence="line 10: Phase 3: print debug lines when it is set. Verify: "
+        evidence="line 8: Phase 3: print debug lines when it is set. Verify: "
                  "`pytest tests/test_cli.py -q`",
         fix="number the phases 1, 2, 3... in order: this is phase 3 after phase 1",
     )
@@ -177,18 +223,30 @@ def test_phase_lines_inside_code_do_not_count() -> None:
 
 # 5 verification-commands
 
-def test_a_phase_without_verify_fails_on_that_phase() -> None:
-    text = edit(" Verify: `pytest tests/test_cli.py -q`\n", "\n")
-    assert result(text, "verification-commands") == AttributeResult(
-        id=5, key="verification-commands", passed=False,
-        evidence="line 10: Phase 2: print debug lines when it is set.",
-        fix="add 'Verify: `<command>`' to phase 2",
-    )
+def test_the_run_after_every_change_rule_bakes_verification_in() -> None:
+    # The seed's attribute 5: "After each change, run npm test and npm run lint."
+    without_verify = edit(" Verify: `pytest tests/test_cli.py -q`\n", "\n")
+    assert result(without_verify, "verification-commands") == AttributeResult(
+        id=5, key="verification-commands", passed=True,
+        evidence="line 10: Run `pytest -q` after every change.", fix="")
 
 
-def test_a_verify_line_needs_a_command() -> None:
-    text = edit("Verify: `pytest tests/test_cli.py -q`\n", "Verify: it works\n")
+def test_an_after_change_rule_must_name_the_command() -> None:
+    text = edit("Run `pytest -q` after every change.", "Run the tests after every change.")
     assert failing(text) == ["verification-commands"]
+    named_elsewhere = edit("Run `pytest -q` after every change.",
+                           "Run the Verify command of the current phase after every change.")
+    assert failing(named_elsewhere) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "After each change, run `pytest -q` and `ruff check .`.",
+    "**Check after each change:** `pytest -q`; fix failures before moving on.",
+    "After every change\n- `pytest -q`: fix failures before moving on.",
+    "Every change\n- Run `pytest -q`; fix failures before moving on.",
+])
+def test_ways_of_writing_the_after_change_rule(rule: str) -> None:
+    assert failing(edit("Run `pytest -q` after every change.", rule)) == []
 
 
 def test_no_run_after_every_change_fails() -> None:
@@ -233,7 +291,7 @@ def test_no_out_of_scope_path_fails_on_the_in_scope_line() -> None:
     text = edit(" Out of scope: `vendor/`.", "")
     assert result(text, "scoped-context") == AttributeResult(
         id=7, key="scoped-context", passed=False,
-        evidence="line 7: In scope: `cli/main.py`, `tests/test_cli.py`.",
+        evidence="line 5: In scope: `cli/main.py`, `tests/test_cli.py`.",
         fix="say which paths to leave alone, e.g. 'Out of scope: `migrations/`, `vendor/`'",
     )
 
@@ -259,8 +317,7 @@ def test_paths_under_an_out_of_scope_heading_are_out_of_scope() -> None:
 # 8 cold-start
 
 def test_a_task_paragraph_first_fails_and_points_at_the_cold_start() -> None:
-    text = edit("# Loop: add `--verbose` to the CLI\n\n",
-                "# Loop: add `--verbose` to the CLI\n\nAdd a verbose flag to the CLI.\n\n")
+    text = "# Loop: add `--verbose` to the CLI\n\nAdd a verbose flag to the CLI.\n\n" + BASE
     assert result(text, "cold-start") == AttributeResult(
         id=8, key="cold-start", passed=False, evidence="line 3: Add a verbose flag to the CLI.",
         fix="move the cold-start paragraph (line 5) to the top, before anything else",
@@ -276,7 +333,8 @@ def test_iterating_without_checking_the_state_fails() -> None:
 
 
 def test_a_plain_title_line_and_front_matter_come_before_the_cold_start() -> None:
-    text = "---\nname: verbose\n---\n" + edit("# Loop: add", "Loop: add")
+    # The attribute is there; the file is not prompt-only (test_layout.py).
+    text = "---\nname: verbose\n---\nLoop: add `--verbose` to the CLI\n\n" + BASE
     assert failing(text) == []
 
 
@@ -296,7 +354,7 @@ def test_conservative_limits_pass(limit: str) -> None:
 ])
 def test_a_limit_over_25_or_zero_fails_on_its_line(limit: str, value: int) -> None:
     assert result(edit("Max iterations: 10", limit), "iteration-limit") == AttributeResult(
-        id=9, key="iteration-limit", passed=False, evidence=f"line 5: {limit}",
+        id=9, key="iteration-limit", passed=False, evidence=f"line 3: {limit}",
         fix=f"set the iteration limit to at most 25, not {value}",
     )
 

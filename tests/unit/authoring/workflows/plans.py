@@ -1,6 +1,7 @@
 """Plans for the workflow tests: a two-wave graph, and its folder written from the corpus."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from finesse.authoring.prompt_check.validate import validate_prompt
@@ -17,6 +18,15 @@ PROMPTS = {
     "no-rules": ("missing-guardrails-none.md", "PROPERTIES_DONE"),
 }
 PLAN_DIR = "finesse-plans/reports"
+
+
+def corpus_prompt(name: str) -> str:
+    """A corpus prompt as a prompt-only file: from its cold-start paragraph on (the corpus
+    prompts open with a title, as hand-written prompts do)."""
+    lines = (CORPUS / name).read_text().splitlines(keepends=True)
+    start = next(n for n, line in enumerate(lines) if not line.startswith("#")
+                 and re.search(r"(?i)iterat|re-?run|re-?enter|fresh|no memory", line))
+    return "".join(lines[start:])
 
 
 def graph(layout: str = "nested",
@@ -51,7 +61,7 @@ def write_folder(root: Path, plan: ExecutionGraph, prompts: dict[str, str] | Non
     (folder / "execution-graph.md").write_text(render_execution_graph(plan))
     for number, workflow in plan.entries():
         corpus_file, promise = PROMPTS[(prompts or {}).get(workflow.name, workflow.name)]
-        text = (CORPUS / corpus_file).read_text()
+        text = corpus_prompt(corpus_file)
         if plan.layout == "nested":
             task = folder / f"wave-{number}" / workflow.name
             task.mkdir(parents=True)
@@ -67,7 +77,7 @@ def write_folder(root: Path, plan: ExecutionGraph, prompts: dict[str, str] | Non
 def expected_result(name: str, wave: int | None, prompt: str,
                     corpus_name: str | None = None) -> WorkflowResult:
     corpus_file, promise = PROMPTS[corpus_name or name]
-    report = validate_prompt((CORPUS / corpus_file).read_text(), promise=promise)
+    report = validate_prompt(corpus_prompt(corpus_file), promise=promise)
     return WorkflowResult(name=name, wave=wave, prompt=prompt, report=report)
 
 

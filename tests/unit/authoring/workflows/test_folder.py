@@ -14,10 +14,10 @@ from finesse.authoring.workflows.graph import parse_execution_graph
 from finesse.authoring.workflows.model import check_graph
 from finesse.errors import UsageError
 from tests.unit.authoring.workflows.plans import (
-    CORPUS,
     NESTED_RESULTS,
     PLAN_DIR,
     PROMPTS,
+    corpus_prompt,
     expected_result,
     graph,
     write_folder,
@@ -54,7 +54,7 @@ def test_a_valid_flat_folder_passes(tmp_path: Path) -> None:
 
 def test_a_folder_mixing_flat_and_nested_formats_is_rejected(tmp_path: Path) -> None:
     folder = write_folder(tmp_path, graph())
-    (folder / "extra.md").write_text((CORPUS / PROMPTS["billing"][0]).read_text())
+    (folder / "extra.md").write_text(corpus_prompt(PROMPTS["billing"][0]))
     (folder / "extra-promise.txt").write_text("REFACTOR COMPLETE\n")
     report = validate_workflow_folder(folder)
     assert report == FolderReport(

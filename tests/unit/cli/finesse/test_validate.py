@@ -21,7 +21,7 @@ NO_LINE_FIXES = {
         "tried, change approach) and when to output <promise>BLOCKED</promise>"),
     4: ("ordered-phases", "split the work into ordered phases ('Phase 1: ...', 'Phase 2: ...') "
         "or a numbered list under a 'Steps' heading"),
-    5: ("verification-commands", "give each phase a 'Verify: `<command>`' line"),
+    5: ("verification-commands", "add 'Run `<test command>` after every change.'"),
     6: ("guardrails", "add explicit rules such as '- Do not delete or skip failing tests.'"),
     7: ("scoped-context", "name the paths that matter and the paths to leave alone, e.g. "
         "'In scope: `src/app/`. Out of scope: `migrations/`'"),
@@ -52,6 +52,7 @@ def test_a_complete_prompt_exits_0_with_every_attribute_in_the_json(
         "path": prompt,
         "passed": True,
         "attributes": [r.model_dump() for r in validate_prompt(BASE).attributes],
+        "prompt_only": validate_prompt(BASE).prompt_only.model_dump(),
     }
 
 
@@ -71,8 +72,8 @@ def test_a_thin_prompt_exits_1_and_the_json_says_what_is_missing(
         "attributes": [
             {"id": 1, "key": "binary-completion-criteria", "passed": False,
              "evidence": signal_line,
-             "fix": "list the completion criteria, one runnable check per line, e.g. "
-                    "'- `pytest -q` exits 0'"},
+             "fix": "say what must be true: 'when ALL of the following are true:' and a "
+                    "list of checks, e.g. '- `pytest -q` exits 0'"},
             {"id": 2, "key": "completion-signal", "passed": True, "evidence": signal_line,
              "fix": ""},
             *no_line[:5],
@@ -82,6 +83,7 @@ def test_a_thin_prompt_exits_1_and_the_json_says_what_is_missing(
                     "memory of earlier iterations"},
             *no_line[5:],
         ],
+        "prompt_only": {"passed": True, "evidence": "line 1: Build a todo API.", "fix": ""},
     }
 
 
@@ -93,8 +95,8 @@ def test_the_table_has_one_line_per_attribute_and_a_verdict(
     signal = "line 3: Output <promise>DONE</promise> when done."
     assert (result.exit_code, result.stderr) == (1, "")
     assert result.stdout.splitlines() == [
-        f"FAIL  1 binary-completion-criteria  {signal}  fix: list the completion criteria, "
-        "one runnable check per line, e.g. '- `pytest -q` exits 0'",
+        f"FAIL  1 binary-completion-criteria  {signal}  fix: say what must be true: 'when ALL "
+        "of the following are true:' and a list of checks, e.g. '- `pytest -q` exits 0'",
         f"PASS  2 completion-signal           {signal}",
         f"FAIL  3 failure-instructions        (no line)  fix: {NO_LINE_FIXES[3][1]}",
         f"FAIL  4 ordered-phases              (no line)  fix: {NO_LINE_FIXES[4][1]}",
@@ -105,6 +107,7 @@ def test_the_table_has_one_line_per_attribute_and_a_verdict(
         "paragraph tell the agent that it is iterating with no memory of earlier iterations",
         f"FAIL  9 iteration-limit             (no line)  fix: {NO_LINE_FIXES[9][1]}",
         f"FAIL 10 zero-ambiguity              (no line)  fix: {NO_LINE_FIXES[10][1]}",
+        "PASS  - prompt-only                 line 1: Build a todo API.",
         "naive.md: 9 of 10 attributes fail; fix them and run `finesse validate` again",
     ]
 
@@ -113,7 +116,7 @@ def test_the_table_shortens_long_evidence(runner: CliRunner, tmp_path: Path) -> 
     result = invoke(runner, "validate", write(tmp_path, "prompt.md", BASE))
     assert result.exit_code == 0
     assert result.stdout.splitlines()[7] == (
-        "PASS  8 cold-start                  line 3: You are iterating on the `--verbose` "
+        "PASS  8 cold-start                  line 1: You are iterating on the `--verbose` "
         "flag. You have no memory o…")
     assert result.stdout.splitlines()[-1].endswith("prompt.md: all 10 attributes pass")
 
@@ -132,12 +135,14 @@ def test_a_promise_file_that_differs_fails_attribute_2(
     expected = [r.model_dump() for r in validate_prompt(BASE).attributes]
     expected[1] = {
         "id": 2, "key": "completion-signal", "passed": False,
-        "evidence": "line 18: Output <promise>DONE</promise> when ALL of the following are "
+        "evidence": "line 16: Output <promise>DONE</promise> when ALL of the following are "
                     "true:",
         "fix": "the prompt promises 'DONE' but the loop expects 'SHIPPED': make them the same",
     }
     assert (result.exit_code, result.stderr) == (1, "")
-    assert json.loads(result.stdout) == {"path": prompt, "passed": False, "attributes": expected}
+    assert json.loads(result.stdout) == {
+        "path": prompt, "passed": False, "attributes": expected,
+        "prompt_only": validate_prompt(BASE).prompt_only.model_dump()}
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -193,3 +198,17 @@ def test_help_lists_the_subcommands(runner: CliRunner) -> None:
     assert result.exit_code == 0
     listed = result.stdout.split("Commands:\n")[1].split()
     assert set(SUBCOMMANDS) <= set(listed)
+
+
+def test_a_prompt_file_with_metadata_first_fails_with_the_prompt_only_fix(
+        runner: CliRunner, tmp_path: Path) -> None:
+    prompt = write(tmp_path, "plan.md", "# Plan: verbose flag\n\n" + BASE)
+    result = invoke(runner, "validate", prompt)
+    assert (result.exit_code, result.stderr) == (1, "")
+    assert result.stdout.splitlines()[-2:] == [
+        "FAIL  - prompt-only                 line 1: # Plan: verbose flag  fix: the file starts "
+        "with a heading: start the file with the cold-start paragraph (\"You are iterating on "
+        "...\"); metadata belongs in <name>-plan.md",
+        f"{prompt}: all 10 attributes pass, but the file is not prompt-only; fix it and run "
+        "`finesse validate` again",
+    ]

@@ -29,7 +29,8 @@ def folder_json(path: str, results: list[WorkflowResult], errors: list[str]) -> 
         "path": path,
         "passed": not errors,
         "workflows": [{"path": f"{path}/{result.prompt}", "passed": result.report.passed,
-                       "attributes": [a.model_dump() for a in result.report.attributes]}
+                       "attributes": [a.model_dump() for a in result.report.attributes],
+                       "prompt_only": result.report.prompt_only.model_dump()}
                       for result in results],
         "errors": errors,
     }
