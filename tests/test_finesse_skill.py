@@ -4,6 +4,7 @@ subagent section, its template, its example spec, and every command it names."""
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,13 @@ import click
 import pytest
 import yaml
 
+from finesse.authoring.iterations import TABLE, reasoning
+from finesse.authoring.plan import unresolved_reviews
 from finesse.authoring.prompt_check.attributes import ATTRIBUTES
 from finesse.authoring.prompt_check.validate import validate_prompt
-from finesse.authoring.render import git_rules, render_prompt
-from finesse.authoring.spec import GitConfig, Spec
+from finesse.authoring.render import git_rule, render_prompt
+from finesse.authoring.spec import AgentReview, GitConfig, Spec
+from finesse.authoring.workflows.decompose import DecomposedSpec, Dependency, SubWorkflowSpec
 from finesse.cli.finesse import SUBCOMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +33,9 @@ PLANNED_SUBCOMMANDS: frozenset[str] = frozenset()
 PLANNED_SLASH_COMMANDS: frozenset[str] = frozenset()
 
 # "/name" or "/finesse:name"; not a path segment (src/app/, <id>/x) nor a closing tag.
-_SLASH_COMMAND = re.compile(r"(?<![\w./:<>-])/(?:finesse:)?([a-z][a-z0-9-]*)")
+# Not an HTTP route either ("GET /users", "/reports/<id>/export.csv").
+_SLASH_COMMAND = re.compile(
+    r"(?<![\w./:<>-])(?<!GET )/(?:finesse:)?([a-z][a-z0-9-]*)(?![\w/-])")
 # "finesse <sub>" as typed in a terminal, not "/finesse:..." nor "finesse-plans/".
 _SUBCOMMAND = re.compile(r"(?<![\w/:.-])finesse ([a-z][a-z-]*)")
 _FENCE = re.compile(r"^(`{3,})(\w*)\n(.*?)^\1$", re.DOTALL | re.MULTILINE)
@@ -64,7 +70,8 @@ def code_snippets() -> list[str]:
 
 
 def example_spec() -> Spec:
-    [example] = fenced(section("Workflow"), "yaml")
+    [example] = [block for block in fenced(section("Workflow"), "yaml")
+                 if block.startswith("project:")]
     return Spec.model_validate(yaml.safe_load(example))
 
 
@@ -116,35 +123,30 @@ def test_the_ten_attributes_are_listed_in_order_with_the_checker_keys() -> None:
         (attribute.id, attribute.key) for attribute in ATTRIBUTES]
 
 
-def git_table() -> dict[str, list[str]]:
-    rows = re.findall(r"^\| ([a-z-]+: [a-z-]+) \| (.+) \|$", section("The git-rule table"),
-                      re.MULTILINE)
-    return {answer: re.findall(r"`([^`]+)`", rules) for answer, rules in rows}
+CUSTOM_WORDS = "Commit when make test passes, prefixed [x]."
+ANSWERS: dict[str, dict[str, Any]] = {
+    "checkpointing: no": {"checkpointing": False},
+    **{f"{granularity}, push: {push}": {
+        "checkpointing": True, "granularity": granularity, "push": push == "yes",
+        **({"custom": CUSTOM_WORDS} if granularity == "custom" else {})}
+       for granularity in ("per-phase", "per-change", "custom") for push in ("no", "yes")},
+}
 
 
-def test_the_git_rule_table_has_a_row_for_every_answer() -> None:
-    assert list(git_table()) == [
-        "checkpointing: no", "granularity: per-phase", "granularity: per-change",
-        "granularity: custom", "push: yes", "push: no",
-    ]
+def git_table() -> dict[str, str]:
+    rows = re.findall(r"^\| ([a-z-]+(?:: [a-z]+|, push: [a-z]+)) \| `([^`]+)` \|$",
+                      section("The git-rule table"), re.MULTILINE)
+    return dict(rows)
 
 
-@pytest.mark.parametrize("config", [
-    GitConfig(checkpointing=False),
-    *(GitConfig(checkpointing=True, granularity=granularity, push=push)
-      for granularity in ("per-phase", "per-change") for push in (True, False)),
-    *(GitConfig(checkpointing=True, granularity="custom", custom="the custom rule", push=push)
-      for push in (True, False)),
-], ids=lambda config: "-".join(str(v) for v in config.model_dump().values()))
-def test_the_git_rule_table_is_what_the_renderer_writes(config: GitConfig) -> None:
+def test_the_git_rule_table_is_the_renderers_row_for_every_answer() -> None:
     table = git_table()
-    if not config.checkpointing:
-        expected = table["checkpointing: no"]
-    else:
-        expected = [*table[f"granularity: {config.granularity}"],
-                    *table[f"push: {'yes' if config.push else 'no'}"]]
-    expected = [rule.replace("<the custom rule>", "the custom rule") for rule in expected]
-    assert git_rules(config) == expected
+    assert list(table) == ["checkpointing: no", "per-phase, push: no", "per-phase, push: yes",
+                           "per-change, push: no", "per-change, push: yes", "custom, push: no",
+                           "custom, push: yes"]
+    for answer, rule in table.items():
+        config = GitConfig.model_validate(ANSWERS[answer])
+        assert git_rule(config) == rule.replace("<the user's words, verbatim>", CUSTOM_WORDS)
 
 
 def test_the_subagent_section_is_the_rendered_one_word_for_word() -> None:
@@ -153,9 +155,12 @@ def test_the_subagent_section_is_the_rendered_one_word_for_word() -> None:
     rendered = render_prompt(spec).split("\n\n## Requirements")[0].split("\n\n", 1)[1]
     [shown] = fenced(section("Subagent instructions"), "markdown")
     assert shown == rendered + "\n"
-    assert "at most 2 subagents at the same time" in shown
-    for heuristic in ("Independent subtasks", "Parallel verification", "Exploration benefit"):
+    for heuristic, kind in (("Independent subtasks", "general-purpose"),
+                            ("Parallel verification", "Bash"),
+                            ("Exploration benefit", "Explore")):
         assert f"**{heuristic}**" in section("Subagent instructions")
+        assert f"Type:\n  `{kind}`" in section("Subagent instructions") or \
+            f"Type: `{kind}`" in section("Subagent instructions")
 
 
 # ---- the template and the example spec --------------------------------------------------
@@ -166,38 +171,91 @@ def template() -> str:
     return shown
 
 
-def test_the_template_itself_passes_the_checker() -> None:
-    report = validate_prompt(template())
-    assert [r.key for r in report.attributes if not r.passed] == []
-
-
-def test_the_template_has_the_rendered_shape_and_its_fixed_lines() -> None:
-    spec = example_spec().model_copy(update={"promise": "TASK_COMPLETE"})
+def test_the_template_is_what_the_renderer_writes() -> None:
+    spec = example_spec()
     prompt = render_prompt(spec)
     headings = re.findall(r"^#+ .*$", prompt, re.MULTILINE)
-    shown = re.findall(r"^#+ .*$", template(), re.MULTILINE)
-    named = [re.sub(r"^(### Phase \d+): .*", r"\1: <phase name>", h) for h in headings]
-    assert shown == named
-    assert template().startswith("You are iterating on <project name>, a <task type> task: ")
-    placeholder = re.compile(r"<(?!/?promise>)[^>]+>")
+    shown = [h for h in re.findall(r"^#+ .*$", template(), re.MULTILINE)]
+    assert shown == [h for h in headings if h.startswith("## ")]
+    placeholder = re.compile(r"\[(?!Subagent opportunity\])[^\]]+\]")
     fixed = [line for line in template().splitlines() if line and not placeholder.search(line)]
-    assert [line for line in fixed if line not in prompt.splitlines()] == []
+    assert fixed and [line for line in fixed if line not in prompt.splitlines()] == []
+    assert template().startswith("You are iterating on [PROJECT]. Before doing anything, check "
+                                 "the current\nstate: run tests, read recent git log, identify "
+                                 "what's done vs remaining.\n")
 
 
 def test_the_example_spec_renders_a_prompt_that_passes() -> None:
     spec = example_spec()
     report = validate_prompt(render_prompt(spec), promise=spec.promise)
-    assert [r.key for r in report.attributes if not r.passed] == []
+    assert ([r.key for r in report.attributes if not r.passed], report.passed) == ([], True)
+
+
+def test_the_decomposition_example_names_the_fields_of_the_decomposed_spec() -> None:
+    [example] = fenced(section("Decomposition"), "yaml")
+    keys = set(re.findall(r"^\s*(?:- )?([a-z_]+):", example, re.MULTILINE))
+    known = {*DecomposedSpec.model_fields, *SubWorkflowSpec.model_fields,
+             *Dependency.model_fields, *GitConfig.model_fields}
+    assert keys <= known, keys - known
+    assert {"session", "task", "workflows", "depends_on", "kind", "why"} <= keys
+    text = section("Decomposition")
+    assert "`## Wave 1 (run in parallel)`" in text
+    assert "`## Wave 2 (run after Wave 1 completes)`" in text
 
 
 def test_the_hand_over_and_validate_commands_match_the_tools() -> None:
-    limit = example_spec().iteration_limit
-    assert (f"/finesse:finesse-execute --prompt-file finesse-plans/<name>.md "
-            f"--completion-promise-file finesse-plans/<name>-promise.txt "
-            f"--max-iterations {limit}\n") in TEXT
+    assert ("/finesse:finesse-execute --prompt-file finesse-plans/<name>.md "
+            "--completion-promise-file finesse-plans/<name>-promise.txt "
+            "--max-iterations 8\n") in TEXT
+    assert example_spec().iteration_limit == 8
     assert ("finesse validate finesse-plans/<name>.md --promise-file "
             "finesse-plans/<name>-promise.txt\n") in TEXT
     assert "finesse new finesse-plans/<name>.yaml\n" in TEXT
+
+
+# ---- the validation agents and the task-workflows skill ---------------------------------
+
+AGENTS = {"finesse-criteria-review": [1, 2, 5, 9, 10], "finesse-scope-review": [3, 4, 6, 7, 8]}
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_each_validation_agent_is_read_only_and_returns_the_verdicts_reviews_hold(
+        name: str) -> None:
+    text = (ROOT / "agents" / f"{name}.md").read_text()
+    data = frontmatter(text)
+    assert data == {"name": name, "description": data["description"],
+                    "tools": "Read, Grep, Glob", "model": "sonnet"}
+    [contract] = fenced(text, "json")
+    reply = json.loads(contract)
+    review = AgentReview.model_validate({**reply, "round": 1})
+    assert (review.agent, sorted(review.verdicts)) == (name, AGENTS[name])
+    assert f'subagent_type: "finesse:{name}"' in TEXT
+
+
+def test_the_agents_together_cover_the_ten_attributes_once() -> None:
+    assert sorted(n for numbers in AGENTS.values() for n in numbers) == list(range(1, 11))
+    assert sorted(p.stem for p in (ROOT / "agents").glob("finesse-*.md")) == sorted(AGENTS)
+
+
+TASK_WORKFLOWS = ROOT / "skills" / "task-workflows" / "SKILL.md"
+
+
+def test_the_task_workflows_table_is_the_one_finesse_new_reads() -> None:
+    text = TASK_WORKFLOWS.read_text()
+    assert frontmatter(text)["name"] == "task-workflows"
+    rows = re.findall(r"^\| ([a-z]+) \| (\d+)-(\d+) \| (\d+)-(\d+) \| (\d+)-(\d+) \|$", text,
+                      re.MULTILINE)
+    assert {kind: {"small": (int(a), int(b)), "medium": (int(c), int(d)),
+                   "large": (int(e), int(f))} for kind, a, b, c, d, e, f in rows} == TABLE
+    assert max(high for row in TABLE.values() for _, high in row.values()) == 25
+    assert "`task-workflows` skill" in TEXT
+
+
+def test_recommended_max_iterations_cites_the_task_workflows_table() -> None:
+    spec = example_spec()
+    assert reasoning(spec.project.task_type, len(spec.phases), spec.iteration_limit,
+                     spec.iteration_reasoning).startswith(
+        "8: the task-workflows table gives 5-8 iterations for a small feature (2 phases).")
 
 
 # ---- every command named exists ---------------------------------------------------------
@@ -252,3 +310,15 @@ def test_planned_commands_have_not_landed() -> None:
     landed = (PLANNED_SUBCOMMANDS & set(SUBCOMMANDS)) | (
         PLANNED_SLASH_COMMANDS & existing_slash_commands())
     assert not landed, f"{landed} landed: remove it from the PLANNED sets of this test"
+
+
+def test_the_reviews_example_is_what_the_spec_holds() -> None:
+    [example] = [block for block in fenced(section("Workflow"), "yaml")
+                 if block.startswith("reviews:")]
+    reviews = [AgentReview.model_validate(item) for item in yaml.safe_load(example)["reviews"]]
+    assert [(r.agent, r.round, r.verdicts[5]) for r in reviews] == [
+        ("finesse-criteria-review", 1, "fail")]
+    spec = example_spec().model_copy(update={"reviews": reviews})
+    assert unresolved_reviews(spec) == [
+        "finesse-criteria-review (round 1 of 2) still fails attribute 5: Phase 2's Verify "
+        "command runs the whole suite; name the endpoint test."]

@@ -210,10 +210,12 @@ def window_label(context_window: int) -> str:
 
 
 def disclaimer(context_window: int) -> str:
+    """Seed 000's Cost Disclaimer Template, with the window in thousands of tokens."""
     return (
-        f"Estimate for a {window_label(context_window)}-token context window; heuristics "
-        "(10 tokens a line, fixed allowances for the prompt, each phase and the reasoning), "
-        "not a measurement: real use varies with the model, the code and the tools called."
+        "Cost estimates are order-of-magnitude approximations based on a "
+        f"{context_window / 1000:g}k token context window. Actual costs vary with model "
+        "choice (Sonnet vs Opus), caching behavior, codebase growth during execution, and "
+        "agent reasoning patterns. Treat these as directional, not precise."
     )
 
 
@@ -231,8 +233,13 @@ def parse_phase(text: str) -> PhaseSpec:
 
 def load_spec(path: Path) -> BudgetSpec:
     shown = shown_name(path)
-    raw = read_bytes(path, subject=f"the spec {shown}", limit=MAX_SPEC_BYTES,
-                     missing_fix="give a JSON file with phases and iterations")
+    try:
+        raw = read_bytes(path, subject=f"the spec {shown}", limit=MAX_SPEC_BYTES)
+    except FileProblem as err:
+        if err.kind != "missing":
+            raise
+        raise UsageError(f"the spec {shown}: no such file; give a JSON file with phases and "
+                         "iterations") from None
     try:
         data = json.loads(raw)
         return BudgetSpec.model_validate(data)

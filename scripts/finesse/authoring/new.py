@@ -1,8 +1,10 @@
-"""`finesse new`'s work: a spec becomes a plan's files on disk.
+"""`finesse new`'s work: a spec becomes a plan's files on disk; a decomposed task's spec
+becomes `finesse-plans/<session>/`: `execution-graph.md` and the nested layout.
 
 The plan's name, the project's baseline commit, the budget measured on the project's files,
-the rendered texts (`finesse.authoring.render`), the refusal to overwrite, the writes, and
-the summary with the command that runs the plan. The CLI module only parses and prints.
+the rendered texts (`finesse.authoring.render`, `finesse.authoring.plan`), the refusal to
+overwrite, the writes, and the summary with the command that runs the plan. The CLI module
+only parses and prints.
 """
 
 from __future__ import annotations
@@ -12,14 +14,26 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from finesse.authoring.budget import PhaseSpec, estimate, measure
-from finesse.authoring.cache import load_config
+from finesse.authoring.cache.store import load_config
+from finesse.authoring.plan import NOT_A_REPOSITORY, RenderedPlan, render_files
 from finesse.authoring.plan_files import PlanFiles
-from finesse.authoring.render import NOT_A_REPOSITORY, RenderedPlan, render_files
-from finesse.authoring.spec import Spec
+from finesse.authoring.spec import Spec, load_spec_data, parse_spec
+from finesse.authoring.workflows.decompose import DecomposedSpec
+from finesse.authoring.workflows.folder import WAVE_DIR, flat_files
+from finesse.authoring.workflows.graph import render_execution_graph
+from finesse.authoring.workflows.model import (
+    GRAPH_FILE,
+    KEBAB,
+    ExecutionGraph,
+    wave_heading,
+)
 from finesse.errors import FinesseError, UsageError
 from finesse.support.files import shown_name, shown_path, write_atomic
 from finesse.support.git import open_repository
+from finesse.support.strict import problems
 
 DEFAULT_OUT_DIR = "finesse-plans"
 NO_COMMIT_YET = "none (no commit yet)"
@@ -108,3 +122,108 @@ def summary(spec: Spec, rendered: RenderedPlan, files: PlanFiles, root: Path) ->
         "Run the plan in Claude Code with:",
         f"  {execute_command(files, spec.iteration_limit, root)}",
     ])
+
+
+# ---- a decomposed task: the nested layout --------------------------------------------------
+
+
+def load_plan_spec(path: Path) -> Spec | DecomposedSpec:
+    """A spec file: one plan, or a decomposed task when it lists `workflows`."""
+    data = load_spec_data(path)
+    decomposed = isinstance(data, dict) and "workflows" in data
+    try:
+        return DecomposedSpec.model_validate(data) if decomposed else parse_spec(data)
+    except ValidationError as err:
+        raise UsageError(f"the spec {shown_name(path)}: invalid spec: "
+                         f"{problems(err, most=3)}") from None
+    except UsageError as err:
+        raise UsageError(f"the spec {shown_name(path)}: {err}") from None
+
+
+def refuse_mixing(out_dir: Path, root: Path) -> None:
+    """A single plan's flat files never go in a decomposed plan's folder."""
+    if (out_dir / GRAPH_FILE).exists():
+        raise UsageError(f"{shown_path(out_dir, root)} holds a decomposed plan "
+                         f"({GRAPH_FILE}): the flat and nested formats are never mixed; "
+                         "write this plan to another --out-dir")
+
+
+@dataclass(frozen=True)
+class RenderedSession:
+    folder: Path
+    graph: ExecutionGraph
+    graph_text: str
+    workflows: tuple[tuple[PlanFiles, RenderedPlan], ...]  # in wave order
+
+
+def session_folder(spec: DecomposedSpec, out_dir: Path, name: str | None) -> Path:
+    session = name if name is not None else spec.session
+    if not re.fullmatch(KEBAB, session):
+        raise UsageError(f"--name {shown_name(session)!r} cannot name a session folder: use "
+                         "kebab-case, e.g. --name build-todo-api-with-auth")
+    return out_dir / session
+
+
+def refuse_session_overwrite(folder: Path, root: Path, *, force: bool) -> None:
+    """Never mix the formats; never overwrite a decomposed plan without --force."""
+    if not folder.exists():
+        return
+    if not folder.is_dir():
+        raise UsageError(f"{shown_path(folder, root)} is a file; give the session another "
+                         "--name")
+    flat = flat_files(folder)
+    if flat:
+        raise UsageError(f"{shown_path(folder, root)} already holds flat-format plan files "
+                         f"({', '.join(map(shown_name, flat[:3]))}): the flat and nested "
+                         "formats are never mixed; give the session another --name")
+    taken = (folder / GRAPH_FILE).exists() or any(
+        WAVE_DIR.fullmatch(p.name) for p in folder.iterdir() if p.is_dir())
+    if taken and not force:
+        raise UsageError(f"{shown_path(folder, root)} already holds a decomposed plan; pass "
+                         "--force to overwrite, or --name to write a new session")
+
+
+def build_decomposed(spec: DecomposedSpec, root: Path, folder: Path) -> RenderedSession:
+    graph = spec.graph(shown_path(folder, root))
+    numbers = spec.wave_numbers()
+    rendered = []
+    for wave in spec.waves():
+        for workflow in wave:
+            files = PlanFiles.nested(folder / f"wave-{numbers[workflow.name]}" / workflow.name)
+            rendered.append((files, build(workflow, root, files)))
+    return RenderedSession(folder, graph, render_execution_graph(graph, folder.name),
+                           tuple(rendered))
+
+
+def refuse_failing_session(session: RenderedSession) -> None:
+    for files, rendered in session.workflows:
+        try:
+            refuse_failing(rendered)
+        except FinesseError as err:
+            raise FinesseError(f"{files.name}: {err}") from None
+
+
+def write_session(session: RenderedSession) -> None:
+    for files, rendered in session.workflows:
+        write_plan(files, rendered)
+    try:  # the graph last: a session whose graph exists is complete
+        write_atomic(session.folder / GRAPH_FILE, session.graph_text)
+    except OSError as err:
+        raise UsageError(f"cannot write {shown_name(session.folder / GRAPH_FILE)} "
+                         f"({err.strerror}); give a writable --out-dir") from None
+
+
+def session_summary(session: RenderedSession, root: Path) -> str:
+    graph = session.graph
+    folder = shown_path(session.folder, root)
+    lines = [
+        f"Wrote {folder}/{GRAPH_FILE} and {len(session.workflows)} sub-workflows in "
+        f"{len(graph.waves)} waves (prompt.md, promise.txt and plan.md each).",
+        f"All 10 attributes pass in every sub-workflow prompt (finesse validate {folder}/).",
+        f"Total estimated iterations: {graph.total_iterations}.",
+        "Run the waves in Claude Code, in order:",
+    ]
+    for wave in graph.waves:
+        lines.append(f"## {wave_heading(wave.number)}")
+        lines += [f"  {graph.command(wave.number, w)}" for w in wave.workflows]
+    return "\n".join(lines)

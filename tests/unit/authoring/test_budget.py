@@ -29,11 +29,13 @@ from finesse.authoring.budget import (
 )
 from finesse.errors import UsageError
 
-DISCLAIMER_TAIL = (
-    "heuristics (10 tokens a line, fixed allowances for the prompt, each phase and the "
-    "reasoning), not a measurement: real use varies with the model, the code and the tools "
-    "called."
-)
+
+def seed_disclaimer(window: str) -> str:
+    """Seed 000's Cost Disclaimer Template, word for word."""
+    return (f"Cost estimates are order-of-magnitude approximations based on a {window} token "
+            "context window. Actual costs vary with model choice (Sonnet vs Opus), caching "
+            "behavior, codebase growth during execution, and agent reasoning patterns. Treat "
+            "these as directional, not precise.")
 
 
 def unread(kind: str, *complexities: str) -> MeasuredPhase:
@@ -147,7 +149,7 @@ def test_whole_estimate_of_a_mixed_plan() -> None:
              "weighted_tokens": 75_000, "files": [
                  {"source": "large", "counted": False, "lines": 5_000}]},
         ],
-        "disclaimer": f"Estimate for a 200K-token context window; {DISCLAIMER_TAIL}",
+        "disclaimer": seed_disclaimer("200k"),
     }
 
 
@@ -183,7 +185,7 @@ def test_pressure_for_other_windows() -> None:
     result = estimate(LOW, iterations=6, context_window=100_000)
     assert (result.peak_percent, result.pressure, result.cost_range) == (
         31.0, "moderate", "$5-20")
-    assert result.disclaimer == f"Estimate for a 100K-token context window; {DISCLAIMER_TAIL}"
+    assert result.disclaimer == seed_disclaimer("100k")
 
 
 @pytest.mark.parametrize(("lines", "size"), [

@@ -11,17 +11,15 @@ from pathlib import Path
 import git
 import pytest
 
-from finesse.authoring.cache import (
+from finesse.authoring.cache.model import (
     Baseline,
     CacheEntry,
-    CacheStore,
     ExplorationCache,
     FinesseConfig,
-    GitHistory,
     check_freshness,
-    load_config,
     merge,
 )
+from finesse.authoring.cache.store import CacheStore, GitHistory, load_config
 from finesse.errors import StateError, UsageError
 
 WHEN = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -61,7 +59,8 @@ def entry(scope: str = "src", keyword: str = "parser", files: tuple[str, ...] = 
 
 def baseline(commit_hash: str = A, framework: str = "pytest") -> Baseline:
     return Baseline(commit_hash=commit_hash, last_confirmed=WHEN, test_framework=framework,
-                    key_directories=["src"], file_structure_patterns=["src/<module>.py"],
+                    key_directories={"src": "the package"},
+                    file_structure_patterns=["src/<module>.py"],
                     naming_conventions=["snake_case"], architecture_style="pure core")
 
 
@@ -134,7 +133,7 @@ def test_cache_file_round_trip() -> None:
             "commit_hash": A, "last_confirmed": "2025-03-01T12:00:00Z",
             "file_structure_patterns": ["src/<module>.py"], "test_framework": "pytest",
             "naming_conventions": ["snake_case"], "architecture_style": "pure core",
-            "key_directories": ["src"],
+            "key_directories": {"src": "the package"},
         },
         "entries": {"src:parser": {
             "summary": "The parser is hand-written.", "referenced_files": ["src/p.py"],
@@ -142,6 +141,60 @@ def test_cache_file_round_trip() -> None:
             "last_confirmed": "2025-03-01T12:00:00Z", "commit_hash": A,
         }},
     }
+
+
+SEED_SCHEMA_CACHE = {
+    # Written by hand to seed 000's Cache File Schema, as another tool would write it.
+    "version": 1,
+    "baseline": {
+        "commit_hash": A,
+        "last_confirmed": "2025-03-01T12:00:00Z",
+        "file_structure_patterns": ["src/<module>.py", "tests/test_<module>.py"],
+        "test_framework": "pytest, with fixtures in tests/conftest.py",
+        "naming_conventions": ["snake_case modules"],
+        "architecture_style": "pure core, thin shell",
+        "key_directories": {"src/api": "HTTP handlers", "src/models": "database models"},
+    },
+    "entries": {
+        "src/auth:jwt-validation": {
+            "summary": "JWT validation lives in one middleware.",
+            "referenced_files": ["src/auth/middleware.py"],
+            "keywords": ["jwt-validation", "auth"],
+            "directory_scope": "src/auth",
+            "last_confirmed": "2025-03-01T12:00:00Z",
+            "commit_hash": A,
+        },
+    },
+}
+
+
+def test_a_cache_written_by_hand_to_the_seeds_schema_loads_and_writes_back_the_same() -> None:
+    cache = ExplorationCache.model_validate(SEED_SCHEMA_CACHE)
+    assert cache.baseline is not None
+    assert cache.baseline.key_directories == {"src/api": "HTTP handlers",
+                                              "src/models": "database models"}
+    assert json.loads(cache.model_dump_json()) == SEED_SCHEMA_CACHE
+
+
+def test_the_earlier_list_form_of_key_directories_is_migrated_on_load(project: Path) -> None:
+    at = head(project)
+    old = {**SEED_SCHEMA_CACHE, "entries": {}, "baseline": {
+        **SEED_SCHEMA_CACHE["baseline"], "commit_hash": at,
+        "key_directories": ["src", "docs"]}}
+    store = CacheStore(project)
+    store.path.parent.mkdir()
+    store.path.write_text(json.dumps(old))
+    view = store.load()
+    assert (view.moved_aside, view.notice) == (None, None)  # migrated, not moved aside
+    assert view.cache.baseline is not None
+    assert view.cache.baseline.key_directories == {"src": "not recorded",
+                                                   "docs": "not recorded"}
+    # The next write keeps the map form; reading it back gives the same cache.
+    store.add([entry(commit_hash=at)])
+    written = json.loads(store.path.read_text())
+    assert written["baseline"]["key_directories"] == {"src": "not recorded",
+                                                      "docs": "not recorded"}
+    assert store.load().cache == ExplorationCache.model_validate(written)
 
 
 # ---- merge ----
@@ -165,7 +218,7 @@ def test_merge_replaces_the_baseline_whole_on_a_full_exploration() -> None:
     new_baseline = Baseline(commit_hash=B, last_confirmed=LATER, test_framework="unittest")
     merged = merge(old, [], new_baseline)
     assert merged.baseline == new_baseline
-    assert merged.baseline.key_directories == []  # not carried over from the old baseline
+    assert merged.baseline.key_directories == {}  # not carried over from the old baseline
     assert merged.entries == old.entries
     assert merge(old, []).baseline == baseline()
 

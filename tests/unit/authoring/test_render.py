@@ -1,5 +1,5 @@
-"""The renderer: golden files, the template's shape, and the property that every spec that
-loads renders a prompt that passes the checker.
+"""The renderer: seed 000's template word for word (golden files and the seed's own lines),
+and the property that every spec that loads renders a prompt that passes the checker.
 
 The golden files under golden/ are the expected output, checked in. After a deliberate
 template change, rewrite them with `FINESSE_UPDATE_GOLDEN=1 pytest tests/unit/authoring/
@@ -19,22 +19,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from finesse.authoring.prompt_check.validate import (
-    validate_prompt,
-)
-from finesse.authoring.render import (
-    CUSTOM,
-    KEEP_HISTORY,
-    NO_CHECKPOINTS,
-    NO_PUSH,
-    PER_CHANGE,
-    PER_PHASE,
-    PUSH,
-    git_rules,
-    guardrail,
-    render_prompt,
-    scope_path,
-)
+from finesse.authoring.prompt_check.validate import validate_prompt
+from finesse.authoring.render import git_rule, guardrail, render_prompt, scope_path
 from finesse.authoring.spec import GitConfig, Spec, parse_spec
 
 HERE = Path(__file__).parent
@@ -49,8 +35,73 @@ GIT_CONFIGS: dict[str, dict[str, Any]] = {
     "per-phase-push": {"checkpointing": True, "granularity": "per-phase", "push": True},
     "per-change-no-push": {"checkpointing": True, "granularity": "per-change", "push": False},
     "custom": {"checkpointing": True, "granularity": "custom", "push": False,
-               "custom": "squash each phase into one commit titled after the phase"},
+               "custom": "Squash each phase into one commit titled after the phase."},
 }
+
+# Seed 000, word for word: the template's fixed lines, attribute 10's two sentences, the
+# git-rule table, the subagent section.
+SEED_COLD_START = ("You are iterating on the CSV export of the reports API. Before doing "
+                   "anything, check the current\n"
+                   "state: run tests, read recent git log, identify what's done vs remaining.")
+SEED_RULES = [
+    "- Do NOT rewrite files from scratch. Make targeted edits.",
+    "- Do NOT delete existing tests to make a suite pass.",
+    "- Do NOT add unnecessary abstractions or extra files.",
+    "- Read actual error messages before attempting fixes.",
+    "- If stuck on the same error for 3+ attempts, try an alternative approach.",
+]
+SEED_COMPLETION = (
+    "## Completion\n"
+    "When ALL phases are complete and ALL verification commands pass cleanly,\n"
+    "output <promise>EXPORT DONE</promise>. This must be unequivocally true.\n"
+    "Do not output the completion promise unless every criterion is met. Do not lie even if "
+    "you think you should exit.\n")
+SEED_GIT_TABLE = [
+    ({"checkpointing": False},
+     "Do NOT make git commits. Do NOT push to remote repositories."),
+    ({"checkpointing": True, "granularity": "per-phase", "push": False},
+     "After completing each phase and verifying it passes, create a git commit with a "
+     "descriptive message referencing the completed phase. Do NOT push to remote "
+     "repositories."),
+    ({"checkpointing": True, "granularity": "per-phase", "push": True},
+     "After completing each phase and verifying it passes, create a git commit with a "
+     "descriptive message referencing the completed phase. Push commits to the remote "
+     "repository after committing."),
+    ({"checkpointing": True, "granularity": "per-change", "push": False},
+     "After each logical unit of work, create a git commit with a descriptive message "
+     "describing the change. Do NOT push to remote repositories."),
+    ({"checkpointing": True, "granularity": "per-change", "push": True},
+     "After each logical unit of work, create a git commit with a descriptive message "
+     "describing the change. Push commits to the remote repository after committing."),
+    ({"checkpointing": True, "granularity": "custom", "push": False,
+      "custom": "Commit when make test passes, prefixed [x]."},
+     "Commit when make test passes, prefixed [x]. Do NOT push to remote repositories."),
+    ({"checkpointing": True, "granularity": "custom", "push": True,
+      "custom": "Commit when make test passes, prefixed [x]."},
+     "Commit when make test passes, prefixed [x]. Push commits to the remote repository "
+     "after committing."),
+]
+SEED_SUBAGENT_SECTION = """\
+## Subagent Instructions
+
+You may use the Task tool to spawn subagents for parallel work. Follow these guidelines:
+
+### Available Subagent Types
+
+- **Bash**: Run test suites, linting, and verification commands in parallel with continued work.
+- **Explore**: Investigate unfamiliar code, research patterns, and trace execution flows.
+- **general-purpose**: Perform file modifications on independent, non-overlapping file sets.
+
+### Guardrails
+
+- Run at most 2 concurrent subagents at a time.
+- Subagents must NOT make git commits or push to remote repositories.
+- Subagents must NOT modify files outside their assigned scope.
+- Wait for all subagent results before marking a phase complete.
+- If a subagent fails, retry once. If it fails again, do the work yourself.
+- Provide clear, scoped instructions when spawning a subagent — include specific file paths \
+and expected outcomes.
+"""
 
 
 def base_data() -> dict[str, Any]:
@@ -82,7 +133,8 @@ def failing(prompt: str, promise: str | None = None) -> list[str]:
 @pytest.mark.parametrize("path", [YAML_SPEC, JSON_SPEC], ids=["yaml", "json"])
 def test_the_example_specs_render_prompts_that_pass(path: Path) -> None:
     spec = parse_spec(yaml.safe_load(path.read_text()))
-    assert failing(render_prompt(spec), spec.promise) == []
+    report = validate_prompt(render_prompt(spec), promise=spec.promise)
+    assert ([r.key for r in report.attributes if not r.passed], report.passed) == ([], True)
 
 
 @pytest.mark.parametrize("subagents", [False, True], ids=["solo", "subagents"])
@@ -95,65 +147,60 @@ def test_golden_prompt_for_each_git_config(git_config: str, subagents: bool) -> 
 
 
 @pytest.mark.parametrize("subagents", [False, True], ids=["solo", "subagents"])
-@pytest.mark.parametrize("git_config", sorted(GIT_CONFIGS))
-def test_the_prompt_has_the_template_shape(git_config: str, subagents: bool) -> None:
-    prompt = render_prompt(variant(git_config, subagents))
-    assert prompt.startswith("You are iterating on CSV export for the reports API, a feature "
-                             "task: ")
+def test_the_prompt_is_the_seeds_template(subagents: bool) -> None:
+    prompt = render_prompt(variant("per-phase-push", subagents))
+    assert prompt.startswith(SEED_COLD_START + "\n\n")
     assert re.findall(r"^#+ .*$", prompt, re.MULTILINE) == [
-        *(["## Subagent Instructions"] if subagents else []),
-        "## Requirements (in order)",
-        "### Phase 1: Serializer",
-        "### Phase 2: Endpoint",
-        "### Phase 3: Streaming",
-        "## Rules",
-        "## Completion",
+        *(["## Subagent Instructions", "### Available Subagent Types", "### Guardrails"]
+          if subagents else []),
+        "## Requirements (in order)", "## Rules", "## Completion",
     ]
-    assert re.findall(r"^Verify: .*$", prompt, re.MULTILINE) == [
-        "Verify: `pytest tests/reports/test_csv_export.py -q`",
-        "Verify: `pytest tests/reports/test_views.py -q -k export`",
-        "Verify: `pytest tests/reports -q`",
+    # The subagent section sits after the cold start, before the requirements.
+    section = prompt.split("\n\n", 1)[1].split("## Requirements")[0]
+    assert section == (SEED_SUBAGENT_SECTION + "\n" if subagents else "")
+    rules = prompt.split("## Rules\n")[1].split("\n\n")[0].splitlines()
+    assert [line for line in rules if line in SEED_RULES] == SEED_RULES
+    assert rules[0] == "- Run `pytest tests/reports -q` after every change. Fix failures before " \
+                       "moving on."
+    assert rules[-2:] == ["- If unable to make progress after 8 iterations, document blockers "
+                          "and", "  output <promise>BLOCKED</promise>."]
+    assert prompt.endswith("\n\n" + SEED_COMPLETION)
+    assert re.findall(r"^  Verify: .*$", prompt, re.MULTILINE) == [
+        "  Verify: pytest tests/reports/test_csv_export.py -q",
+        "  Verify: pytest tests/reports/test_views.py -q -k export",
+        "  Verify: pytest tests/reports -q",
     ]
-    assert re.findall(r"^\[Subagent opportunity\]: .*$", prompt, re.MULTILINE) == ([
-        "[Subagent opportunity]: write the serializer tests while you write the serializer.",
-        "[Subagent opportunity]: run the full `pytest tests/reports -q` suite in parallel.",
-    ] if subagents else [])
-    assert ("at most 2 subagents at the same time" in prompt) == subagents
-    completion = prompt.split("## Completion\n\n")[1]
-    assert completion == (
-        "Output <promise>EXPORT_DONE</promise> when ALL of the following are true:\n\n"
-        "- `pytest tests/reports/test_csv_export.py -q` exits 0\n"
-        "- `pytest tests/reports/test_views.py -q -k export` exits 0\n"
-        "- `curl -s localhost:8000/reports/1/export.csv | head -1` prints "
-        "`id,title,created_at,total`\n"
-        "- `pytest tests/reports/test_views.py -q -k streaming` exits 0\n"
-        "- `ruff check app/reports tests/reports` exits 0\n\n"
-        "Do not output the completion promise unless every criterion is met. If one is not "
-        "met, keep working.\n\n"
-        "Iteration limit: 12 (--max-iterations 12).\n"
-    )
 
 
-@pytest.mark.parametrize(("git_config", "rules"), [
-    ("no-checkpointing", [NO_CHECKPOINTS]),
-    ("per-phase-push", [PER_PHASE, KEEP_HISTORY, PUSH]),
-    ("per-change-no-push", [PER_CHANGE, KEEP_HISTORY, NO_PUSH]),
-    ("custom", [CUSTOM.format(custom="squash each phase into one commit titled after the "
-                                     "phase."), NO_PUSH]),
-])
-def test_the_git_rules_match_the_git_config(git_config: str, rules: list[str]) -> None:
-    spec = variant(git_config, subagents=False)
-    assert git_rules(spec.git) == rules
-    rule_lines = render_prompt(spec).split("## Rules\n\n")[1].split("\n\n")[0].splitlines()
-    assert rule_lines[7 : 7 + len(rules)] == [f"- {rule}" for rule in rules]
+def test_subagent_annotations_follow_the_seeds_format() -> None:
+    prompt = render_prompt(variant("per-phase-push", subagents=True))
+    assert re.findall(r"^  \[Subagent opportunity\]: .*$", prompt, re.MULTILINE) == [
+        "  [Subagent opportunity]: Trace how app/reports/views.py builds the JSON rows before "
+        "you write the serializer, using Explore subagent. It only reads files, so it cannot "
+        "conflict with the serializer edits.",
+        "  [Subagent opportunity]: Run the full `pytest tests/reports -q` suite while you "
+        "finish the streaming test, using Bash subagent. The suite only reads files, so there "
+        "is no write conflict.",
+    ]
+    solo = render_prompt(variant("per-phase-push", subagents=False))
+    assert "Subagent" not in solo and "subagent" not in solo
 
 
-def test_every_git_config_and_push_choice_has_its_rules() -> None:
-    for granularity in ("per-phase", "per-change"):
-        for push in (True, False):
-            rules = git_rules(GitConfig(checkpointing=True, granularity=granularity, push=push))
-            assert rules[-1] == (PUSH if push else NO_PUSH)
-            assert "commit" in rules[0].lower()
+@pytest.mark.parametrize(("config", "rule"), SEED_GIT_TABLE,
+                         ids=[f"row-{n}" for n in range(1, len(SEED_GIT_TABLE) + 1)])
+def test_the_git_rule_is_the_seeds_table_row(config: dict[str, Any], rule: str) -> None:
+    assert git_rule(GitConfig.model_validate(config)) == rule
+    spec = Spec.model_validate({**base_data(), "git": config})
+    rules = render_prompt(spec).split("## Rules\n")[1].splitlines()
+    assert rules[3] == f"- {rule}"
+    assert sum("git" in line.lower() or "push" in line.lower() for line in rules) == 1
+
+
+def test_blocked_after_defaults_to_the_iteration_limit() -> None:
+    data = {**base_data(), "iteration_limit": 10}
+    del data["blocked_after"]
+    prompt = render_prompt(Spec.model_validate(data))
+    assert "- If unable to make progress after 10 iterations, document blockers and\n" in prompt
 
 
 def test_guardrails_become_do_not_rules() -> None:
@@ -172,15 +219,9 @@ def test_scope_paths_always_read_as_paths() -> None:
     assert [scope_path(p) for p in ("src/app/", "Makefile", "*.sql", "docs/*.md", ".env")] == [
         "src/app/", "./Makefile", "**/*.sql", "docs/*.md", "./.env",
     ]
-
-
-def test_a_criterion_named_twice_is_listed_once_in_completion() -> None:
-    data = base_data()
-    data["phases"][1]["criteria"].append(data["phases"][0]["criteria"][0])
-    spec = Spec.model_validate(data)
-    assert len(spec.criteria) == 5
-    completion = render_prompt(spec).split("## Completion")[1]
-    assert completion.count("- `pytest tests/reports/test_csv_export.py -q`") == 1
+    prompt = render_prompt(variant("custom", subagents=False))
+    assert "- Only modify files in `app/reports/` and `tests/reports/`.\n" in prompt
+    assert "- Do not modify anything in `app/auth/` or `migrations/`.\n" in prompt
 
 
 # ---- the property: a spec that loads renders a prompt that passes -----------------------
@@ -224,12 +265,18 @@ def texts(words: list[str], *, max_words: int = 8) -> st.SearchStrategy[str]:
 def spec_data(text: st.SearchStrategy[str], command: st.SearchStrategy[str],
               path: st.SearchStrategy[str],
               promise: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
-    criterion = st.fixed_dictionaries({"command": command}, optional={"expect": text})
+    # Free-text criteria from plain words: tricky ones ("Phase 2") are refused, rightly.
+    criterion = st.one_of(
+        st.fixed_dictionaries({"command": command}, optional={"expect": text}),
+        texts(SAFE_WORDS))
+    subagent = st.fixed_dictionaries({
+        "what": text, "type": st.sampled_from(["Bash", "Explore", "general-purpose"]),
+        "why": text})
     phase = st.fixed_dictionaries(
-        {"name": text, "deliverable": text, "verify": command,
+        {"name": text, "verify": command,
          "criteria": st.lists(criterion, min_size=1, max_size=3)},
         optional={"kind": st.sampled_from(["implementation", "verification", "exploration"]),
-                  "subagent_opportunity": text},
+                  "subagent": subagent},
     )
     git_config = st.one_of(
         st.just({"checkpointing": False}),
@@ -237,17 +284,18 @@ def spec_data(text: st.SearchStrategy[str], command: st.SearchStrategy[str],
                                "granularity": st.sampled_from(["per-phase", "per-change"]),
                                "push": st.booleans()}),
         st.fixed_dictionaries({"checkpointing": st.just(True), "granularity": st.just("custom"),
-                               "custom": text, "push": st.booleans()}),
+                               "custom": texts(SAFE_WORDS), "push": st.booleans()}),
     )
     return st.fixed_dictionaries({
         "project": st.fixed_dictionaries({
-            "name": text, "description": text, "task_type": st.sampled_from(TASK_TYPES),
+            "name": text, "task_type": st.sampled_from(TASK_TYPES),
             "summary": text, "codebase_context": text, "chosen_approach": text,
         }),
         "phases": st.lists(phase, min_size=2, max_size=6),
         "scope": st.fixed_dictionaries({"in_scope": st.lists(path, min_size=1, max_size=3),
                                         "out_of_scope": st.lists(path, max_size=3)}),
         "git": git_config,
+        "test_command": command,
         "subagents": st.booleans(),
         "promise": promise,
         "iteration_limit": st.integers(1, 25),
@@ -263,8 +311,10 @@ PROMISES = st.one_of(
 )
 
 
-WELL_FORMED = spec_data(texts(SAFE_WORDS + TRICKY), texts(COMMAND_PARTS, max_words=6),
-                        st.sampled_from(PATHS), PROMISES)
+# A command starts with a program; what follows may be anything shell-like.
+COMMANDS = st.tuples(st.sampled_from(["pytest", "make", "npm", "./run.sh", "go", "tox"]),
+                     texts(COMMAND_PARTS, max_words=5)).map(" ".join)
+WELL_FORMED = spec_data(texts(SAFE_WORDS + TRICKY), COMMANDS, st.sampled_from(PATHS), PROMISES)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -273,6 +323,7 @@ def test_every_well_formed_spec_renders_a_prompt_that_passes(data: dict[str, Any
     spec = Spec.model_validate(data)
     prompt = render_prompt(spec)
     assert failing(prompt, spec.promise) == [], prompt
+    assert validate_prompt(prompt).prompt_only.passed, prompt
 
 
 ANY_TEXT = st.one_of(
@@ -319,6 +370,6 @@ def test_twenty_five_phases_still_number_and_verify_in_order() -> None:
     data["phases"] = [{**data["phases"][0], "name": f"part {n}"} for n in range(1, 26)]
     spec = Spec.model_validate(data)
     prompt = render_prompt(spec)
-    assert re.findall(r"^### Phase (\d+): part \1$", prompt, re.MULTILINE) == [
+    assert re.findall(r"^Phase (\d+): part \1$", prompt, re.MULTILINE) == [
         str(n) for n in range(1, 26)]
     assert failing(prompt, spec.promise) == []

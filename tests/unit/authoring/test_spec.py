@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from finesse.authoring.spec import Spec
+from finesse.authoring.spec import CommandCriterion, Spec
 from tests.unit.authoring.test_render import JSON_SPEC, YAML_SPEC, base_data  # noqa: F401
 
 # ---- what the spec refuses, and how it says so ------------------------------------------
@@ -19,7 +19,7 @@ def refusal(change: dict[str, Any]) -> str:
         target: Any = data
         for part in parents:
             target = target[int(part)] if part.isdigit() else target[part]
-        target[last] = value
+        target[int(last) if isinstance(target, list) else last] = value
     with pytest.raises(ValidationError) as caught:
         Spec.model_validate(data)
     return str(caught.value.errors()[0]["msg"]).removeprefix("Value error, ")
@@ -36,20 +36,42 @@ def refusal(change: dict[str, Any]) -> str:
      "with checkpointing true, set granularity: per-phase, per-change or custom"),
     ({"git": {"checkpointing": True, "granularity": "custom"}},
      "give custom (the commit rule in words) exactly when granularity is custom"),
-    ({"phases.0.criteria.0.expect": "passes cleanly"},
-     "says 'cleanly', which no command can check; name the result, e.g. 'exits 0' or "
+    ({"phases.0.criteria.1.expect": "is clean"},
+     "says 'clean', which no command can check; name the result, e.g. 'exits 0' or "
      "'prints 0 lines'"),
+    ({"phases.0.criteria.0": "the code is properly structured"},
+     "says 'properly', which no command can check; name the result, e.g. 'exits 0' or "
+     "'prints 0 lines'"),
+    ({"phases.0.name": "Make it good"},
+     "says 'good', which no command can check; name the result, e.g. 'exits 0' or "
+     "'prints 0 lines'"),
+    ({"phases.0.criteria.0": "Phase 2: the endpoint"},
+     "opens like a phase ('Phase 2: ...'), which would renumber the phases; say it another "
+     "way"),
+    ({"git": {"checkpointing": True, "granularity": "custom", "custom": "Step 3 commits"}},
+     "opens like a phase ('Phase 2: ...'), which would renumber the phases; say it another "
+     "way"),
+    ({"phases.0.subagent.type": "Plan"}, "Input should be 'Bash', 'Explore' or "
+                                         "'general-purpose'"),
+    ({"phases.0.subagent": {"what": "trace the views", "type": "Explore"}},
+     "Field required"),
+    ({"test_command": "&&"}, "names no program; give a shell command, e.g. `pytest -q`"),
+    ({"blocked_after": 13}, "blocked_after (13) is past the iteration limit (12); make it at "
+                            "most that"),
+    ({"reviews": [{"agent": "finesse-scope-review", "round": 3, "verdicts": {7: "pass"}}]},
+     "finesse-scope-review reviewed in a round past the refinement budget (2); record what "
+     "is still open in warnings instead"),
     ({"phases.0.verify": "pytest `ls tests`"},
      "holds a backtick; write the command without backticks ($(...) instead of `...`)"),
     ({"phases.0.verify": "pytest\nruff check"},
      "spans several lines; give one shell command line (join them with &&)"),
     ({"phases.1.verify": "ralph start --max-iterations 50"},
      "states an iteration limit; say it once, in iteration_limit"),
-    ({"project.description": "Finish within 30 iterations."},
+    ({"phases.0.criteria.0": "finish within 30 iterations"},
      "states an iteration limit; say it once, in iteration_limit"),
     ({"guardrails": ["output <promise>DONE</promise> early"]},
      "holds a <promise> tag; the prompt says the promise once, from `promise`"),
-    ({"phases.0.deliverable": "the `csv_export.py module"},
+    ({"phases.0.name": "the `csv_export.py module"},
      "has an unpaired backtick; close every `code span`"),
     ({"phases.0.name": "  \n "}, "is empty; write some text"),
     ({"scope.in_scope": ["src/my dir/"]}, "must be one path or glob, without spaces or "
@@ -71,17 +93,20 @@ def test_the_spec_refuses_what_the_prompt_cannot_say(change: dict[str, Any],
 
 def test_defaults_promise_stuck_threshold_and_expected_result() -> None:
     data = base_data()
-    del data["promise"]
+    for key in ("promise", "blocked_after"):
+        del data[key]
     spec = Spec.model_validate(data)
-    assert (spec.promise, spec.stuck_threshold, spec.warnings) == ("TASK_COMPLETE", 3, [])
-    assert spec.phases[0].criteria[0].expect == "exits 0"
+    assert (spec.promise, spec.stuck_threshold, spec.warnings, spec.stall_limit,
+            spec.refinement_budget, spec.reviews) == ("TASK_COMPLETE", 3, [], 12, 2, [])
+    assert spec.phases[0].criteria[1] == CommandCriterion(
+        command="pytest tests/reports/test_csv_export.py -q", expect="exits 0")
     assert spec.phases[1].kind == "implementation"
 
 
 def test_prompt_text_is_one_line() -> None:
     data = base_data()
-    data["project"]["description"] = "Add a CSV\n\n## download\n- of any report"
+    data["phases"][0]["criteria"][0] = "a CSV\n\n## download\n- of any report exists"
     spec = Spec.model_validate(data)
-    assert spec.project.description == "Add a CSV ## download - of any report"
+    assert spec.phases[0].criteria[0] == "a CSV ## download - of any report exists"
 
 

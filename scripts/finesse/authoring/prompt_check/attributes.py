@@ -31,6 +31,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     EVERY_CHANGE_LABEL,
     GIVE_UP,
     GUARDRAIL,
+    HONESTY_TALK,
     ITERATING,
     LIMITS,
     NAMES_THE_WORK,
@@ -188,7 +189,8 @@ def guardrails(prompt: Prompt) -> Verdict:
     doc = prompt.doc
     promised = {tag.text for tag in prompt.tags if tag.text}
     for sentence in doc.sentences():
-        if not GUARDRAIL.search(sentence.text) or PROMISE_TALK.search(sentence.text):
+        if not GUARDRAIL.search(sentence.text) or PROMISE_TALK.search(sentence.text) or (
+                HONESTY_TALK.search(sentence.text)):
             continue
         if any(text in sentence.text for text in promised):
             continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail

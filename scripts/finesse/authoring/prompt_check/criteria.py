@@ -16,6 +16,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     DONE_WHEN,
     MEASURED_QUALITY,
     NEGATED_EMIT,
+    RUN_SPAN,
     SUBAGENT_NOTE,
     THEN,
     VAGUE,
@@ -121,6 +122,8 @@ def phase_statements(phase: Phase) -> list[tuple[str, Line]]:
 
 
 def names_command(text: str) -> bool:
+    """Whether `text` names a command: a code span that reads as one, one run by name
+    ("Run `./check` ..."), or a known program in the prose."""
     spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
     return any(looks_like_command(span) for span in spans) or bool(
-        mentions_command(CODE_SPAN.sub(" ", text)))
+        RUN_SPAN.search(text) or mentions_command(CODE_SPAN.sub(" ", text)))

@@ -86,7 +86,7 @@ def find_scope(doc: Document) -> Scope:
                 position = offset + len(clause)
                 line = sentence.line_at(offset)
                 said_out = bool(_OUT.search(clause)) and not _IN.search(clause)
-                paths = [(path, line) for path in _paths(clause)]
+                paths = [(path, line) for path in paths_in(clause)]
                 if said_out and not paths and _EVERYTHING_ELSE.search(clause):
                     rest_is_out = rest_is_out or line
                 if said_out and not paths and before and _POINTS_BACK.search(clause):
@@ -100,7 +100,8 @@ def find_scope(doc: Document) -> Scope:
     return Scope(tuple(in_scope), tuple(out_of_scope), rest_is_out)
 
 
-def _paths(clause: str) -> list[str]:
+def paths_in(clause: str) -> list[str]:
+    """The paths a text names, in code spans or plainly path-shaped."""
     found = [span for span in _CODE_SPAN.findall(clause) if _is_path(span)]
     prose = _CODE_SPAN.sub(" ", clause)
     for match in _BARE_PATH.finditer(prose):

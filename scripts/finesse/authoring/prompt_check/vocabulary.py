@@ -189,6 +189,7 @@ EVERY_CHANGE = re.compile(
 )
 VERIFY_COMMAND = re.compile(
     r"\b(?:verif(?:y|ication)|check)\s+(?:commands?|lines?)\b", _I)
+RUN_SPAN = re.compile(r"\b(?:run|re-?run|execute)\s+`[^`]+`", _I)
 RUN = re.compile(r"\b(?:run|re-?run|execute|check|verify)\b|`", _I)
 # "Every change" as a label over the commands to run ("**After every change**", "Every
 # change:", "Check after each change").
@@ -203,6 +204,8 @@ GUARDRAIL = re.compile(
     _I,
 )
 PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
+# "Do not lie even if you think you should exit" is attribute 10's rule, not a guardrail.
+HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)
 
 # 8 cold-start: the agent is told it is iterating, and to look at the current state.
 ITERATING = re.compile(
@@ -279,14 +282,18 @@ _ARGUMENT = re.compile(r"^(?:-{1,2}\w|[\w.*-]*/|\w+::|[\w-]+\.\w{1,4}$)")
 
 def looks_like_command(text: str) -> bool:
     """Whether `text` (what follows a `Verify:` label) is a command rather than prose:
-    a code span, a known program or `./script`, or a word followed by flags or paths
-    (`bats tests/`, `molecule test -s default`). "read through the lexer" is prose."""
+    a code span, a known program or `./script`, a word followed by flags or paths
+    (`bats tests/`, `molecule test -s default`), or a few bare words that are no sentence
+    (`just check`). "read through the lexer and make sure it looks right" is prose."""
     text = text.strip(" *_:")
     if _PROGRAM.search(text):
         return True
     words = text.split()
-    return bool(words) and words[0].islower() and any(
-        _ARGUMENT.search(word) for word in words[1:5])
+    if not words or not words[0].islower():
+        return False
+    if any(_ARGUMENT.search(word) for word in words[1:5]):
+        return True
+    return len(words) <= 3 and not text.endswith((".", "!", "?", ","))
 
 
 def number_value(word: str) -> int:

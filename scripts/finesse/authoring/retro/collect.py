@@ -15,7 +15,7 @@ from finesse.authoring.retro.report import render_retro
 from finesse.errors import UsageError
 from finesse.support.files import is_regular_file, read_text, shown_name, write_atomic
 from finesse.support.git import open_repository
-from finesse.support.verify import CommandResult, run_command
+from finesse.support.verify import run_command
 
 TAIL_CHARS = 2000
 
@@ -98,7 +98,7 @@ def _git_review(root: Path, sha: str, *, exclude: str) -> _GitReview:
 
 
 def _run_phases(prompt_text: str, root: Path, timeout: float) -> list[PhaseCheck]:
-    ran: dict[str, CommandResult] = {}  # the same command in two phases runs once
+    ran: dict[str, PhaseCheck] = {}  # the same command in two phases runs once
     checks = []
     for phase in phase_commands(prompt_text):
         if phase.command is None:
@@ -107,13 +107,13 @@ def _run_phases(prompt_text: str, root: Path, timeout: float) -> list[PhaseCheck
                                      output_tail=""))
             continue
         if phase.command not in ran:
-            ran[phase.command] = run_command(phase.command, cwd=root, timeout=timeout,
-                                             tail_chars=TAIL_CHARS)
-        done = ran[phase.command]
-        result: Result = ("pass" if done.passed else "timed out" if done.timed_out
-                          else "not started" if done.exit_code is None else "fail")
-        checks.append(PhaseCheck(phase=phase.phase, title=phase.title, command=phase.command,
-                                 result=result, exit_code=done.exit_code,
-                                 duration_seconds=round(done.duration_seconds, 2),
-                                 output_tail=done.output_tail))
+            done = run_command(phase.command, cwd=root, timeout=timeout, tail_chars=TAIL_CHARS)
+            result: Result = ("pass" if done.passed else "timed out" if done.timed_out
+                              else "not started" if done.exit_code is None else "fail")
+            ran[phase.command] = PhaseCheck(
+                phase=phase.phase, title=phase.title, command=phase.command, result=result,
+                exit_code=done.exit_code, duration_seconds=round(done.duration_seconds, 2),
+                output_tail=done.output_tail)
+        checks.append(ran[phase.command].model_copy(
+            update={"phase": phase.phase, "title": phase.title}))
     return checks

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.structure import find_phases
-from finesse.authoring.prompt_check.vocabulary import VERIFY
+from finesse.authoring.prompt_check.vocabulary import VERIFY, looks_like_command
 from finesse.support.markdown import CODE_SPAN, Fences, heading, outside_fences
 
 _BASELINE = re.compile(
@@ -126,10 +126,13 @@ def _verify_command(region: tuple[Line, ...]) -> str | None:
             code = span.group(2)
             return code[1:-1] if code.startswith(" ") and code.endswith(" ") and code.strip() \
                 else code
-        if not line.text[label.end():].strip():
+        rest = line.text[label.end():].strip()
+        if not rest:
             block = _fenced_block_after(region[index + 1:])
             if block:
                 return block
+        elif looks_like_command(rest):  # the seed's template: "Verify: npm test"
+            return rest
     return None
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.retro.model import LoopEntry, PhaseCheck, Retro
-from finesse.support.verify import fence_for
 
 
 def render_retro(retro: Retro) -> str:
@@ -92,5 +91,6 @@ def code(text: str) -> str:
 
 
 def _fenced(text: str, language: str) -> list[str]:
-    fence = fence_for(text)
+    """`text` in a fence longer than any backtick run in it, so it stays code."""
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     return [f"{fence}{language}", text, fence]

@@ -1,7 +1,10 @@
-"""The execution graph of a decomposed plan: waves of sub-workflows, each a loop of its own.
+"""The execution graph of a decomposed task: waves of sub-workflows, each a loop of its own.
 
-A wave runs after every loop of the wave before it has output its promise; a sub-workflow
-may depend only on sub-workflows of earlier waves (`check_graph`).
+A wave starts when every loop of the wave before it has output its promise; a sub-workflow
+may depend only on sub-workflows of earlier waves (`check_graph`). Every sub-workflow lives
+in the nested layout of seed 000: `<plan_dir>/wave-<N>/<name>/prompt.md`, `promise.txt`,
+`plan.md`, where `plan_dir` is `finesse-plans/<session>` as the commands name it from the
+project root.
 """
 
 from __future__ import annotations
@@ -13,17 +16,16 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from finesse.authoring.plan_files import NESTED_PROMISE, NESTED_PROMPT, PROMISE_SUFFIX
+from finesse.authoring.plan_files import NESTED_PROMISE, NESTED_PROMPT
 from finesse.errors import FinesseError
-from finesse.support.markdown import heading
 from finesse.support.strict import StrictModel
 
 TaskType = Literal["feature", "bugfix", "refactor", "testing", "performance", "research"]
-Layout = Literal["nested", "flat"]
+DependencyKind = Literal["file-based", "logical"]
 GRAPH_FILE = "execution-graph.md"
 MAX_ITERATIONS = 25  # attribute 9's cap: each sub-workflow is a loop of its own
 EXECUTE = "/finesse:finesse-execute"
-NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+KEBAB = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 
 
 class GraphError(FinesseError):
@@ -31,7 +33,7 @@ class GraphError(FinesseError):
 
 
 class SubWorkflow(StrictModel):
-    name: str = Field(pattern=rf"^{NAME}$")
+    name: str = Field(pattern=rf"^{KEBAB}$")
     type: TaskType
     iterations: int = Field(ge=1, le=MAX_ITERATIONS)
     scope: str = Field(min_length=1, pattern=r"^[^\n]*$")
@@ -43,25 +45,26 @@ class Wave(StrictModel):
     workflows: tuple[SubWorkflow, ...] = Field(min_length=1)
 
 
+class DependencyReason(StrictModel):
+    """Why `workflow` waits for `on`: it reads a file `on` writes, or needs its behaviour."""
+
+    workflow: str
+    on: str
+    kind: DependencyKind
+    why: str = Field(min_length=1, pattern=r"^[^\n]*$")
+
+
 class ExecutionGraph(StrictModel):
-    task: str = Field(min_length=1)
+    task: str = Field(min_length=1, pattern=r"^[^\n]*$")  # the original task, one line
     # Relative to the project root, where the commands run; no blanks or quotes to escape.
     plan_dir: str = Field(pattern=r"^[^/\s'\"\\`][^\s'\"\\`]*$")
-    layout: Layout = "nested"
     waves: tuple[Wave, ...] = Field(min_length=1)
-    rationale: str = Field(min_length=1)
+    reasons: tuple[DependencyReason, ...] = ()
 
-    @field_validator("task", "rationale", mode="before")
+    @field_validator("task", mode="before")
     @classmethod
-    def _strip(cls, value: object) -> object:
-        return value.strip() if isinstance(value, str) else value
-
-    @field_validator("rationale")
-    @classmethod
-    def _no_sections(cls, value: str) -> str:
-        if any((found := heading(line)) and found[0] <= 2 for line in value.splitlines()):
-            raise ValueError("the rationale may not hold `#` or `##` headings")
-        return value
+    def _one_line(cls, value: object) -> object:
+        return " ".join(value.split()) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _waves_in_order(self) -> ExecutionGraph:
@@ -79,18 +82,26 @@ class ExecutionGraph(StrictModel):
     def total_iterations(self) -> int:
         return sum(workflow.iterations for _, workflow in self.entries())
 
+    def folder(self, wave: int, name: str) -> str:
+        """A sub-workflow's folder, as the commands name it."""
+        return str(PurePosixPath(self.plan_dir) / f"wave-{wave}" / name)
+
     def files(self, wave: int, name: str) -> tuple[str, str]:
         """The prompt and promise files of a sub-workflow, as the commands name them."""
-        base = PurePosixPath(self.plan_dir)
-        if self.layout == "nested":
-            folder = base / f"wave-{wave}" / name
-            return str(folder / NESTED_PROMPT), str(folder / NESTED_PROMISE)
-        return str(base / f"{name}.md"), str(base / f"{name}{PROMISE_SUFFIX}")
+        folder = PurePosixPath(self.folder(wave, name))
+        return str(folder / NESTED_PROMPT), str(folder / NESTED_PROMISE)
 
     def command(self, wave: int, workflow: SubWorkflow) -> str:
         prompt, promise = self.files(wave, workflow.name)
         return (f"{EXECUTE} --prompt-file {prompt} --completion-promise-file {promise} "
                 f"--max-iterations {workflow.iterations}")
+
+
+def wave_heading(number: int) -> str:
+    """The per-wave commands heading, as seed 000 writes it."""
+    if number == 1:
+        return "Wave 1 (run in parallel)"
+    return f"Wave {number} (run after Wave {number - 1} completes)"
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,8 @@ class ParsedGraph:
 
 
 def check_graph(graph: ExecutionGraph) -> list[str]:
-    """Names listed twice, and dependencies that are not on an earlier wave."""
+    """Names listed twice, dependencies not on an earlier wave, and dependencies without a
+    reason (or reasons for no dependency)."""
     problems: list[str] = []
     waves: dict[str, int] = {}
     for number, workflow in graph.entries():
@@ -119,5 +131,10 @@ def check_graph(graph: ExecutionGraph) -> list[str]:
             elif waves[needed] > number:
                 problems.append(f"{where} in wave {waves[needed]}, a later wave: a wave may "
                                 "only depend on earlier waves")
+    edges = {(w.name, needed) for _, w in graph.entries() for needed in w.depends_on}
+    explained = {(reason.workflow, reason.on) for reason in graph.reasons}
+    problems += [f"Dependency Rationale: no reason for `{a}` depending on `{b}`: say whether "
+                 "it is file-based or logical, and why" for a, b in sorted(edges - explained)]
+    problems += [f"Dependency Rationale: `{a}` does not depend on `{b}` in the wave tables"
+                 for a, b in sorted(explained - edges)]
     return problems
-

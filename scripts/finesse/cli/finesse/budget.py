@@ -20,7 +20,7 @@ from finesse.authoring.budget import (
     measure,
     parse_phase,
 )
-from finesse.authoring.cache import load_config
+from finesse.authoring.cache.store import load_config
 from finesse.errors import UsageError
 from finesse.state.paths import find_project_root
 

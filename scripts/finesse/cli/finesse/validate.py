@@ -48,9 +48,10 @@ def command(prompt_path: str, promise_file: str | None, as_json: bool) -> None:
     text = read_text(Path(prompt_path), subject=f"prompt file {shown_name(prompt_path)}")
     report = validate_prompt(text, promise=promise)
     if as_json:
-        click.echo(json.dumps(report_json(prompt_path, report), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(report_json(shown_name(prompt_path), report), indent=2,
+                              ensure_ascii=False))
     else:
-        click.echo(report_table(prompt_path, report))
+        click.echo(report_table(shown_name(prompt_path), report))
     if not report.passed:
         raise click.exceptions.Exit(1)
 
@@ -62,9 +63,10 @@ def _validate_folder(path: str, promise_file: str | None, as_json: bool) -> None
     report = validate_workflow_folder(path)
     if as_json:
         click.echo(json.dumps({
-            "path": path,
+            "path": shown_name(path),
             "passed": report.passed,
-            "workflows": [report_json(os.path.join(path, result.prompt), result.report)
+            "workflows": [report_json(shown_name(os.path.join(path, result.prompt)),
+                                      result.report)
                           for result in report.workflows],
             "errors": report.errors,
         }, indent=2, ensure_ascii=False))

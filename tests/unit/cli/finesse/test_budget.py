@@ -8,12 +8,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from finesse.cli.finesse import cli
+from tests.unit.authoring.test_budget import seed_disclaimer
 
-DISCLAIMER_TAIL = (
-    "heuristics (10 tokens a line, fixed allowances for the prompt, each phase and the "
-    "reasoning), not a measurement: real use varies with the model, the code and the tools "
-    "called."
-)
 # ---- the command, through the `finesse` group ----
 
 
@@ -60,7 +56,7 @@ def test_cli_json_whole_object(runner: CliRunner, project: Path) -> None:
              "weighted_tokens": 75_000, "files": [
                  {"source": "large", "counted": False, "lines": 5_000}]},
         ],
-        "disclaimer": f"Estimate for a 200K-token context window; {DISCLAIMER_TAIL}",
+        "disclaimer": seed_disclaimer("200k"),
     }
 
 
@@ -78,7 +74,7 @@ def test_cli_text_output(runner: CliRunner, project: Path) -> None:
         "  files              600  (120 lines, small)",
         "  reasoning       20,000",
         "    verification (x0.5): 120 lines -> 600 tokens",
-        f"Estimate for a 200K-token context window; {DISCLAIMER_TAIL}",
+        seed_disclaimer("200k"),
     ]
 
 
@@ -95,8 +91,7 @@ def test_cli_window_from_config_file(runner: CliRunner, project: Path) -> None:
     result = run(runner, args)
     assert result.exit_code == 0, result.output
     assert _peak_and_window(result.stdout) == (31_000, 31.0, 100_000, "moderate")
-    assert json.loads(result.stdout)["disclaimer"].startswith(
-        "Estimate for a 100K-token context window;")
+    assert json.loads(result.stdout)["disclaimer"] == seed_disclaimer("100k")
     # --window wins over the config: 31,000 / 1,000,000 = 3.1 % -> low
     result = run(runner, [*args, "--window", "1000000"])
     assert _peak_and_window(result.stdout) == (31_000, 3.1, 1_000_000, "low")

@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from finesse.authoring.cache import (
-    CacheStore,
-)
+from finesse.authoring.cache.store import CacheStore
 from finesse.cli.finesse import cli
 from tests.unit.authoring.test_cache import WHEN, commit, head
 
@@ -39,7 +37,8 @@ def test_cli_add_show_json_whole_object(runner: CliRunner, in_project: Path) -> 
                           "--file", "src/p.py", "--file", "./src/q.py"])
     assert (result.exit_code, result.stdout) == (0, f"Added src:parser (2 files, at {at[:7]}).\n")
     result = run(runner, ["cache", "baseline", "--test-framework", "pytest",
-                          "--architecture", "pure core, thin shell", "--key-dir", "src",
+                          "--architecture", "pure core, thin shell", "--key-dir",
+                          "src=the parser and the queries",
                           "--pattern", "src/<module>.py", "--naming", "snake_case"])
     assert (result.exit_code, result.stdout) == (0, f"Baseline recorded at {at[:7]}.\n")
     result = run(runner, ["cache", "show", "--json"])
@@ -53,7 +52,8 @@ def test_cli_add_show_json_whole_object(runner: CliRunner, in_project: Path) -> 
                 "commit_hash": at, "last_confirmed": "2025-03-01T12:00:00Z",
                 "file_structure_patterns": ["src/<module>.py"], "test_framework": "pytest",
                 "naming_conventions": ["snake_case"],
-                "architecture_style": "pure core, thin shell", "key_directories": ["src"],
+                "architecture_style": "pure core, thin shell",
+                "key_directories": {"src": "the parser and the queries"},
             },
             "entries": {"src:parser": {
                 "summary": "Hand-written parser.", "referenced_files": ["src/p.py", "src/q.py"],
@@ -180,3 +180,15 @@ def test_cli_cache_alone_prints_its_help(runner: CliRunner) -> None:
     assert result.stdout.startswith("Usage: finesse cache [OPTIONS] [COMMAND] [ARGS]...\n")
     listed = result.stdout.split("Commands:\n")[1].splitlines()
     assert [line.split()[0] for line in listed] == ["add", "baseline", "clear", "prune", "show"]
+
+
+def test_cli_baseline_key_dirs_need_a_responsibility_and_show_it(
+        runner: CliRunner, in_project: Path) -> None:
+    result = run(runner, ["cache", "baseline", "--key-dir", "src"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", "finesse cache: --key-dir takes DIR=RESPONSIBILITY, e.g. --key-dir 'src/api=HTTP "
+               "handlers'; not 'src'\n")
+    assert run(runner, ["cache", "baseline", "--key-dir", "src=the code",
+                        "--key-dir", "docs = the handbook"]).exit_code == 0
+    shown = run(runner, ["cache", "show"]).stdout.splitlines()
+    assert "  key directories: src (the code), docs (the handbook)" in shown

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from finesse.authoring import render
+from finesse.authoring import plan as plan_module
 from finesse.authoring.prompt_check.validate import (
     AttributeResult,
     ValidationReport,
@@ -99,9 +99,10 @@ def test_the_plan_front_matter_reads_back_as_yaml(runner: CliRunner, project: Pa
                        "push": False},
         "subagent_enabled": True,
         "phases": [
-            {"name": "Serializer", "verify": "pytest tests/reports/test_csv_export.py -q"},
-            {"name": "Endpoint", "verify": "pytest tests/reports/test_views.py -q -k export"},
-            {"name": "Streaming", "verify": "pytest tests/reports -q"},
+            {"name": "CSV serializer", "verify": "pytest tests/reports/test_csv_export.py -q"},
+            {"name": "Export endpoint",
+             "verify": "pytest tests/reports/test_views.py -q -k export"},
+            {"name": "Streaming for large reports", "verify": "pytest tests/reports -q"},
         ],
     }
     headings = re.findall(r"^## (.+)$", plan, re.MULTILINE)
@@ -114,8 +115,8 @@ def test_the_promise_file_is_the_promise_and_one_newline(
         runner: CliRunner, project: Path) -> None:
     assert new(runner, YAML_SPEC, "--project", project).exit_code == 0
     out = project / "finesse-plans"
-    assert (out / "csv-export-promise.txt").read_bytes() == b"EXPORT_DONE\n"
-    assert check_promise((out / "csv-export-promise.txt").read_text(), "file") == "EXPORT_DONE"
+    assert (out / "csv-export-promise.txt").read_bytes() == b"EXPORT DONE\n"
+    assert check_promise((out / "csv-export-promise.txt").read_text(), "file") == "EXPORT DONE"
     result = runner.invoke(cli, ["validate", str(out / "csv-export.md"), "--promise-file",
                                  str(out / "csv-export-promise.txt")])
     assert result.exit_code == 0, result.output
@@ -215,7 +216,7 @@ def test_a_prompt_that_fails_the_checker_is_not_written(
         return ValidationReport(passed=False, attributes=[
             broken if r.id == 6 else r for r in report.attributes])
 
-    monkeypatch.setattr(render, "validate_prompt", checker_disagrees)
+    monkeypatch.setattr(plan_module, "validate_prompt", checker_disagrees)
     result = new(runner, JSON_SPEC, "--project", tmp_path)
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == (
@@ -226,7 +227,7 @@ def test_a_prompt_that_fails_the_checker_is_not_written(
 
 def test_warnings_for_tight_limits_and_unused_subagent_opportunities(
         runner: CliRunner, project: Path) -> None:
-    data = {**base_data(), "iteration_limit": 2, "subagents": False,
+    data = {**base_data(), "iteration_limit": 2, "blocked_after": 2, "subagents": False,
             "warnings": ["the streaming threshold is a guess; confirm it with the team"]}
     spec_path = project / "tight.json"
     spec_path.write_text(json.dumps(data))
@@ -248,3 +249,85 @@ def test_warnings_for_tight_limits_and_unused_subagent_opportunities(
         f"- {line.removeprefix('warning: ')}" for line in result.stderr.splitlines()) + "\n"
 
 
+
+
+# ---- a decomposed task: finesse-plans/<session>/ ------------------------------------------
+
+TODO_SPEC = YAML_SPEC.with_name("todo-api.yaml")
+SESSION = "finesse-plans/build-todo-api-with-auth"
+
+
+def test_a_decomposed_spec_writes_the_nested_layout_that_validate_passes(
+        runner: CliRunner, git_repo: Path) -> None:
+    result = new(runner, TODO_SPEC, "--project", git_repo)
+    assert (result.exit_code, result.stderr) == (0, "")
+    execute = "/finesse:finesse-execute --prompt-file"
+    assert result.stdout.splitlines() == [
+        f"Wrote {SESSION}/execution-graph.md and 3 sub-workflows in 2 waves (prompt.md, "
+        "promise.txt and plan.md each).",
+        f"All 10 attributes pass in every sub-workflow prompt (finesse validate {SESSION}/).",
+        "Total estimated iterations: 22.",
+        "Run the waves in Claude Code, in order:",
+        "## Wave 1 (run in parallel)",
+        f"  {execute} {SESSION}/wave-1/auth-endpoints/prompt.md --completion-promise-file "
+        f"{SESSION}/wave-1/auth-endpoints/promise.txt --max-iterations 8",
+        f"  {execute} {SESSION}/wave-1/todo-store/prompt.md --completion-promise-file "
+        f"{SESSION}/wave-1/todo-store/promise.txt --max-iterations 6",
+        "## Wave 2 (run after Wave 1 completes)",
+        f"  {execute} {SESSION}/wave-2/todo-routes/prompt.md --completion-promise-file "
+        f"{SESSION}/wave-2/todo-routes/promise.txt --max-iterations 8",
+    ]
+    folder = git_repo / SESSION
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == [
+        "execution-graph.md",
+        *(f"{task}/{name}" for task in ("wave-1/auth-endpoints", "wave-1/todo-store",
+                                        "wave-2/todo-routes")
+          for name in ("plan.md", "promise.txt", "prompt.md"))]
+    check_golden("execution-graph.md", (folder / "execution-graph.md").read_text())
+    check_golden("todo-routes-prompt.md", (folder / "wave-2/todo-routes/prompt.md").read_text())
+    plan = (folder / "wave-2/todo-routes/plan.md").read_text()
+    assert f'prompt_file: "{SESSION}/wave-2/todo-routes/prompt.md"\n' in plan
+    validated = runner.invoke(cli, ["validate", str(folder)], prog_name="finesse")
+    assert (validated.exit_code, validated.stdout.splitlines()[-1]) == (
+        0, f"{folder}: 3 sub-workflows, all pass")
+
+
+def test_a_session_folder_that_already_holds_flat_files_is_never_mixed(
+        runner: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / SESSION
+    folder.mkdir(parents=True)
+    (folder / "old-plan.md").write_text("# Plan\n")
+    (folder / "old.md").write_text("You are iterating on old.\n")
+    for args in ([], ["--force"]):
+        result = new(runner, TODO_SPEC, "--project", tmp_path, *args)
+        assert (result.exit_code, result.stdout, result.stderr) == (
+            2, "", f"finesse new: {SESSION} already holds flat-format plan files "
+                   "(old-plan.md, old.md): the flat and nested formats are never mixed; give "
+                   "the session another --name\n")
+    assert sorted(p.name for p in folder.iterdir()) == ["old-plan.md", "old.md"]
+
+
+def test_a_flat_plan_is_never_written_into_a_session_folder(
+        runner: CliRunner, tmp_path: Path) -> None:
+    assert new(runner, TODO_SPEC, "--project", tmp_path).exit_code == 0
+    result = new(runner, JSON_SPEC, "--project", tmp_path, "--out-dir", SESSION)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"finesse new: {SESSION} holds a decomposed plan (execution-graph.md): the flat "
+               "and nested formats are never mixed; write this plan to another --out-dir\n")
+
+
+def test_a_session_is_overwritten_only_with_force_and_named_in_kebab_case(
+        runner: CliRunner, tmp_path: Path) -> None:
+    assert new(runner, TODO_SPEC, "--project", tmp_path).exit_code == 0
+    result = new(runner, TODO_SPEC, "--project", tmp_path)
+    assert (result.exit_code, result.stderr) == (
+        2, f"finesse new: {SESSION} already holds a decomposed plan; pass --force to "
+           "overwrite, or --name to write a new session\n")
+    assert new(runner, TODO_SPEC, "--project", tmp_path, "--force").exit_code == 0
+    renamed = new(runner, TODO_SPEC, "--project", tmp_path, "--name", "todo-api-v2")
+    assert renamed.exit_code == 0
+    assert (tmp_path / "finesse-plans/todo-api-v2/execution-graph.md").is_file()
+    bad = new(runner, TODO_SPEC, "--project", tmp_path, "--name", "Todo API")
+    assert (bad.exit_code, bad.stderr) == (
+        2, "finesse new: --name 'Todo API' cannot name a session folder: use kebab-case, e.g. "
+           "--name build-todo-api-with-auth\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +152,7 @@ def test_a_promise_file_that_differs_fails_attribute_2(
      "existing file"),
     (["validate", "{tmp}"],
      "finesse validate: {tmp}: no execution-graph.md and no wave-N/ folders; give a prompt "
-     "file or a multi-workflow plan folder"),
+     "file or a decomposed plan's folder"),
     (["validate", "{tmp}/prompt.md", "--promise-file", "{tmp}/nope.txt"],
      "finesse validate: --promise-file {tmp}/nope.txt: no such file; give the path of an "
      "existing file"),
@@ -212,3 +213,28 @@ def test_a_prompt_file_with_metadata_first_fails_with_the_prompt_only_fix(
         f"{prompt}: all 10 attributes pass, but the file is not prompt-only; fix it and run "
         "`finesse validate` again",
     ]
+
+
+def test_a_fifo_is_refused_without_blocking(runner: CliRunner, tmp_path: Path) -> None:
+    fifo = tmp_path / "prompt.md"
+    os.mkfifo(fifo)  # nothing ever writes to it: a blocking open would hang the test
+    result = invoke(runner, "validate", str(fifo))
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"finesse validate: prompt file {fifo}: not a regular file (a FIFO, device or "
+               "socket); give a plain file\n")
+
+
+def test_a_file_name_that_is_not_utf8_is_read_and_shown_quoted(
+        runner: CliRunner, tmp_path: Path) -> None:
+    name = os.fsdecode(b"prompt-\xff.md")
+    path = tmp_path / name
+    path.write_text(BASE)
+    result = invoke(runner, "validate", str(path))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == (
+        f"{str(path)!a}: all 10 attributes pass")
+    path.write_bytes(b"\xff\xfe")
+    result = invoke(runner, "validate", str(path))
+    assert (result.exit_code, result.stderr) == (
+        2, f"finesse validate: prompt file {str(path)!a}: not UTF-8 text; save it as "
+           "UTF-8\n")

@@ -1,83 +1,61 @@
-"""`finesse validate DIR` on a multi-workflow plan folder."""
+"""`finesse validate finesse-plans/<session>/` on a decomposed plan's folder."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
-from finesse.authoring.workflows.folder import WorkflowResult
+from finesse.authoring.workflows.folder import validate_workflow_folder
 from finesse.cli.finesse import cli
-from tests.unit.authoring.workflows.plans import (  # noqa: F401
-    CORPUS,
-    NESTED_RESULTS,
-    PLAN_DIR,
-    PROMPTS,
-    expected_result,
-    graph,
-    write_folder,
-)
-
-# ---------------------------------------------------------------- finesse validate DIR
+from tests.unit.authoring.workflows.plans import write_folder
 
 
-
-
-def folder_json(path: str, results: list[WorkflowResult], errors: list[str]) -> object:
-    return {
-        "path": path,
-        "passed": not errors,
-        "workflows": [{"path": f"{path}/{result.prompt}", "passed": result.report.passed,
-                       "attributes": [a.model_dump() for a in result.report.attributes],
-                       "prompt_only": result.report.prompt_only.model_dump()}
-                      for result in results],
-        "errors": errors,
-    }
+def invoke(runner: CliRunner, *args: str) -> Result:
+    return runner.invoke(cli, list(args), prog_name="finesse")
 
 
 def test_validate_a_valid_folder_exits_0_with_the_whole_json(
         runner: CliRunner, tmp_path: Path) -> None:
-    folder = str(write_folder(tmp_path, graph()))
-    result = runner.invoke(cli, ["validate", folder, "--json"], prog_name="finesse")
+    folder = write_folder(tmp_path)
+    result = invoke(runner, "validate", str(folder), "--json")
     assert (result.exit_code, result.stderr) == (0, "")
-    assert json.loads(result.stdout) == folder_json(folder, NESTED_RESULTS, [])
+    report = validate_workflow_folder(folder)
+    assert json.loads(result.stdout) == {
+        "path": str(folder),
+        "passed": True,
+        "workflows": [{"path": f"{folder}/{w.prompt}", "passed": True,
+                       "attributes": [a.model_dump() for a in w.report.attributes],
+                       "prompt_only": w.report.prompt_only.model_dump()}
+                      for w in report.workflows],
+        "errors": [],
+    }
 
 
-def test_validate_a_failing_folder_exits_1_with_the_whole_json_and_a_table(
+def test_validate_a_failing_folder_exits_1_with_a_line_per_problem(
         runner: CliRunner, tmp_path: Path) -> None:
-    folder = str(write_folder(tmp_path, graph(), prompts={"billing": "no-rules"}))
-    weak = expected_result("billing", 2, "wave-2/billing/prompt.md", "no-rules")
-    result = runner.invoke(cli, ["validate", folder, "--json"], prog_name="finesse")
+    folder = write_folder(tmp_path)
+    (folder / "wave-1" / "todo-store" / "promise.txt").write_text("OTHER PROMISE\n")
+    (folder / "notes.md").write_text("You are iterating on notes.\n")
+    result = invoke(runner, "validate", str(folder))
     assert (result.exit_code, result.stderr) == (1, "")
-    errors = ["wave-2/billing/prompt.md: fails 1 of 10 attributes: guardrails"]
-    assert json.loads(result.stdout) == folder_json(folder, [*NESTED_RESULTS[:2], weak], errors)
-    table = runner.invoke(cli, ["validate", folder], prog_name="finesse")
-    assert (table.exit_code, table.stderr) == (1, "")
-    assert table.stdout.splitlines() == [
-        "PASS wave-1/csv-export/prompt.md",
-        "PASS wave-1/dst-fix/prompt.md",
-        "FAIL wave-2/billing/prompt.md",
-        f"error: {errors[0]}",
-        f"{folder}: 1 problems; fix them and run `finesse validate` again (on a prompt file "
+    assert result.stdout.splitlines() == [
+        "PASS wave-1/auth-endpoints/prompt.md",
+        "FAIL wave-1/todo-store/prompt.md",
+        "PASS wave-2/todo-routes/prompt.md",
+        "error: holds flat-format plan files (notes.md) beside the nested layout: the two are "
+        "never mixed; keep wave-N/<task>/ here and put a single plan's files in finesse-plans/ "
+        "itself",
+        "error: wave-1/todo-store/prompt.md: fails 1 of 10 attributes: completion-signal",
+        f"{folder}: 2 problems; fix them and run `finesse validate` again (on a prompt file "
         "for its details)",
     ]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["validate", "{tmp}"],
-     "finesse validate: {tmp}: no execution-graph.md and no wave-N/ folders; give a prompt "
-     "file or a multi-workflow plan folder"),
-    (["validate", "{tmp}/" + PLAN_DIR, "--promise-file", "{tmp}/p.txt"],
-     "finesse validate: --promise-file is for one prompt; each sub-workflow of a plan folder "
-     "has its own promise file"),
-])
-def test_validate_a_folder_usage_errors_exit_2_with_one_line(
-        runner: CliRunner, tmp_path: Path, args: list[str], message: str) -> None:
-    write_folder(tmp_path, graph())
-    plain = tmp_path / "plain"
-    plain.mkdir()
-    args = [arg.format(tmp=plain if arg == "{tmp}" else tmp_path) for arg in args]
-    result = runner.invoke(cli, args, prog_name="finesse")
+def test_a_promise_file_is_for_one_prompt_not_a_folder(runner: CliRunner, tmp_path: Path) -> None:
+    folder = write_folder(tmp_path)
+    result = invoke(runner, "validate", str(folder), "--promise-file", "x.txt")
     assert (result.exit_code, result.stdout, result.stderr) == (
-        2, "", message.format(tmp=plain) + "\n")
+        2, "", "finesse validate: --promise-file is for one prompt; each sub-workflow of a plan "
+               "folder has its own promise file\n")

@@ -1,14 +1,11 @@
-"""Exploration cache: what a planning session learned about the project, kept while true.
+"""The exploration cache on disk: `.finesse/exploration-cache.json` and
+`.finesse/config.json`.
 
-`.finesse/exploration-cache.json` holds a baseline (the project's shape, from a full
-exploration) and entries keyed `<directory_scope>:<keyword>`, each tied to the commit it was
-confirmed at. An entry is stale once one of its files changed since that commit; the whole
-cache is stale once more than `staleness_threshold` files changed since the baseline's
-commit. `.finesse/config.json` holds the settings (and the budget's context window).
-
-`merge` and `check_freshness` are pure; `GitHistory` asks git; `CacheStore` does the file
-work: a lock around every read-modify-write, temp file plus `os.replace` for every write,
-and an unreadable cache moved aside with a notice, never silently replaced.
+An entry is stale once one of its files changed since its commit; the whole cache is stale
+once more than `staleness_threshold` files changed since the baseline's commit. `GitHistory`
+asks git (through `support.git.Repository`); `CacheStore` does the file work: the package's
+lock around every read-modify-write, temp file plus `os.replace` for every write, and an
+unreadable cache moved aside with a notice, never silently replaced.
 """
 
 from __future__ import annotations
@@ -16,127 +13,32 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import Field, StringConstraints, ValidationError, model_validator
+from pydantic import ValidationError
 
+from finesse.authoring.cache.model import (
+    Baseline,
+    CacheEntry,
+    ExplorationCache,
+    FinesseConfig,
+    check_freshness,
+    merge,
+)
 from finesse.errors import StateError, UsageError
 from finesse.state.store import utcnow
 from finesse.support.files import FileProblem, read_bytes, write_atomic
 from finesse.support.git import GitError, Repository, open_repository
 from finesse.support.locks import LockTimeout, exclusive
-from finesse.support.strict import StrictModel, problems
+from finesse.support.strict import problems
 
 FINESSE_DIR = ".finesse"
 CACHE_FILE_NAME = "exploration-cache.json"
 CONFIG_FILE_NAME = "config.json"
 LOCK_TIMEOUT_SECONDS = 15.0
-# Full hex only: the hash reaches `git diff` as an argument, so nothing option-shaped.
-CommitHash = Annotated[str, StringConstraints(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")]
-NonEmpty = Annotated[str, StringConstraints(min_length=1)]
-
-
-class FinesseConfig(StrictModel):
-    version: Literal[1] = 1
-    cache_enabled: bool = True
-    staleness_threshold: int = Field(default=50, ge=0)
-    context_window: int = Field(default=200_000, gt=0)
-
-
-class Baseline(StrictModel):
-    commit_hash: CommitHash
-    last_confirmed: datetime
-    file_structure_patterns: list[str] = Field(default_factory=list)
-    test_framework: str | None = None
-    naming_conventions: list[str] = Field(default_factory=list)
-    architecture_style: str | None = None
-    key_directories: list[str] = Field(default_factory=list)
-
-
-class CacheEntry(StrictModel):
-    summary: NonEmpty
-    referenced_files: list[NonEmpty] = Field(min_length=1)
-    keywords: list[NonEmpty] = Field(min_length=1)
-    directory_scope: NonEmpty
-    last_confirmed: datetime
-    commit_hash: CommitHash
-
-    @property
-    def key(self) -> str:
-        return entry_key(self.directory_scope, self.keywords[0])
-
-
-class ExplorationCache(StrictModel):
-    version: Literal[1] = 1
-    baseline: Baseline | None = None
-    entries: dict[str, CacheEntry] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _keys_match_entries(self) -> ExplorationCache:
-        for key, entry in self.entries.items():
-            if key not in {entry_key(entry.directory_scope, word) for word in entry.keywords}:
-                raise ValueError(f"entry {key!r} is not keyed <directory_scope>:<keyword>")
-        return self
-
-
-def entry_key(directory_scope: str, keyword: str) -> str:
-    return f"{directory_scope}:{keyword}"
-
-
-def merge(
-    cache: ExplorationCache, entries: Iterable[CacheEntry], baseline: Baseline | None = None,
-) -> ExplorationCache:
-    """Same key overwrites, a new key appends; a baseline (full exploration) replaces the
-    old one whole."""
-    merged = dict(cache.entries)
-    for entry in entries:
-        merged[entry.key] = entry
-    return ExplorationCache(baseline=baseline or cache.baseline, entries=merged)
-
-
-ChangedSince = Callable[[str], "frozenset[str] | None"]  # None: the commit is unknown
-
-
-@dataclass(frozen=True)
-class Freshness:
-    cache: ExplorationCache  # what is still true
-    dropped: dict[str, str] = field(default_factory=dict)  # entry key -> why it went
-    discarded: str | None = None  # why the whole cache went, when it did
-
-
-def check_freshness(cache: ExplorationCache, changed_since: ChangedSince,
-                    staleness_threshold: int) -> Freshness:
-    if cache.baseline is not None:
-        short = cache.baseline.commit_hash[:7]
-        changed = changed_since(cache.baseline.commit_hash)
-        reason = None
-        if changed is None:
-            reason = f"the baseline commit {short} is not in this repository"
-        elif len(changed) > staleness_threshold:
-            reason = (f"{len(changed)} files changed since the baseline commit {short}, "
-                      f"more than the staleness threshold {staleness_threshold}")
-        if reason is not None:
-            dropped = {key: "the whole cache was discarded" for key in cache.entries}
-            return Freshness(ExplorationCache(), dropped, reason)
-    fresh: dict[str, CacheEntry] = {}
-    dropped = {}
-    for key, entry in cache.entries.items():
-        changed = changed_since(entry.commit_hash)
-        if changed is None:
-            dropped[key] = f"its commit {entry.commit_hash[:7]} is not in this repository"
-            continue
-        touched = [path for path in entry.referenced_files if path in changed]
-        if touched:
-            more = f" and {len(touched) - 2} more" if len(touched) > 2 else ""
-            dropped[key] = (f"{', '.join(touched[:2])}{more} changed since "
-                            f"{entry.commit_hash[:7]}")
-            continue
-        fresh[key] = entry
-    return Freshness(ExplorationCache(baseline=cache.baseline, entries=fresh), dropped)
 
 
 class GitHistory:
