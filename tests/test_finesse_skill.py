@@ -322,3 +322,28 @@ def test_the_reviews_example_is_what_the_spec_holds() -> None:
     assert unresolved_reviews(spec) == [
         "finesse-criteria-review (round 1 of 2) still fails attribute 5: Phase 2's Verify "
         "command runs the whole suite; name the endpoint test."]
+
+
+# ---- the README's Finesse section shows what the tools write ------------------------------
+
+README = (ROOT / "README.md").read_text()
+# Up to the next section: "## What it guarantees" (the graph excerpt has `##` lines in a fence).
+FINESSE_SECTION = README.split("## Finesse: prompts a loop can run on")[1].split(
+    "\n## What it guarantees")[0]
+GOLDEN = ROOT / "tests" / "unit" / "authoring" / "golden"
+
+
+def test_the_readme_graph_excerpt_is_the_golden_execution_graph() -> None:
+    [excerpt] = fenced(FINESSE_SECTION, "markdown")
+    golden = (GOLDEN / "execution-graph.md").read_text().splitlines()
+    shown = [line for line in excerpt.splitlines() if line]
+    assert shown and [line for line in shown if line not in golden] == []
+
+
+def test_the_readme_accuracy_table_is_the_suites_floor() -> None:
+    from tests.unit.authoring.prompt_check.test_corpus import FLOOR
+
+    rows = re.findall(r"^\| (blind|old)\b.*?now .*?\| (\d+) of (\d+) \| (\d+) of (\d+) \|$",
+                      FINESSE_SECTION, re.MULTILINE)
+    assert {name: (int(exact), int(verdicts)) for name, exact, _, verdicts, _ in rows} == {
+        "blind": FLOOR["corpus_blind"], "old": FLOOR["corpus"]}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import stat
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -472,3 +474,12 @@ def test_concurrent_adds_lose_no_entry(project: Path) -> None:
     assert keys == {f"src:w{w}-{n}" for w in range(workers) for n in range(count)}
 
 
+
+
+def test_a_fifo_in_place_of_the_cache_is_reported_not_read(project: Path) -> None:
+    store = CacheStore(project)
+    store.path.parent.mkdir()
+    os.mkfifo(store.path)
+    with pytest.raises(StateError, match=r"not a regular file \(a FIFO, device or socket\)"):
+        store.load()
+    assert stat.S_ISFIFO(os.stat(store.path).st_mode)  # left where it was

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -331,3 +332,13 @@ def test_a_session_is_overwritten_only_with_force_and_named_in_kebab_case(
     assert (bad.exit_code, bad.stderr) == (
         2, "finesse new: --name 'Todo API' cannot name a session folder: use kebab-case, e.g. "
            "--name build-todo-api-with-auth\n")
+
+
+def test_a_fifo_given_as_the_spec_is_refused_without_blocking(
+        runner: CliRunner, tmp_path: Path) -> None:
+    fifo = tmp_path / "spec.yaml"
+    os.mkfifo(fifo)  # nothing ever writes to it: a blocking read would hang the test
+    result = new(runner, fifo, "--project", tmp_path)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"finesse new: the spec {fifo}: not a regular file (a FIFO, device or socket); "
+               "give a plain file\n")
