@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO_ROOT / "scripts"
@@ -45,3 +46,9 @@ def git_repo(tmp_path: Path) -> Path:
     repo.index.commit("initial")
     repo.close()
     return root
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    """click's runner, for the `finesse` and `ralph` command groups in memory."""
+    return CliRunner()

@@ -14,13 +14,15 @@ from tests.e2e.harness import REPO_ROOT, ClaudeRunner
 
 pytestmark = pytest.mark.e2e
 
-CORPUS = REPO_ROOT / "tests" / "finesse_tools" / "corpus"
+CORPUS = REPO_ROOT / "tests" / "unit" / "authoring" / "prompt_check" / "corpus"
+# Prompt-only files (the corpus prompts open with a title line, as hand-written ones do).
+BLIND = CORPUS.with_name("corpus_blind")
 
 
-def _plan(project: Path, source: str, promise: str) -> None:
+def _plan(project: Path, source: str, promise: str, corpus: Path = CORPUS) -> None:
     plans = project / "finesse-plans"
     plans.mkdir()
-    shutil.copy(CORPUS / source, plans / "task.md")
+    shutil.copy(corpus / source, plans / "task.md")
     (plans / "task-promise.txt").write_text(promise + "\n")
 
 
@@ -80,7 +82,7 @@ def test_model_runs_the_finesse_tools_from_its_bash_tool(
 ) -> None:
     # Claude Code puts the plugin's bin/ on the Bash tool's PATH: the /finesse workflow's
     # `finesse validate` and `ralph status` work there without any install step.
-    _plan(project, "complete-feature-dry-run.md", "DRY_RUN_DONE")
+    _plan(project, "golden-template-filled.md", "TODO API COMPLETE", BLIND)
     script = [[bash("finesse validate finesse-plans/task.md --promise-file "
                     "finesse-plans/task-promise.txt --json; ralph status")], [text("checked")]]
     with FakeModel(script) as model:

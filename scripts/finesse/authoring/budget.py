@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from finesse.errors import UsageError
+from finesse.support.files import FileProblem, read_bytes, shown_name
+from finesse.support.strict import StrictModel, problems
 
 PhaseType = Literal["implementation", "verification", "exploration"]
 Complexity = Literal["small", "medium", "large"]
@@ -55,24 +57,22 @@ COST_ROWS: tuple[tuple[int, dict[Pressure, str]], ...] = (
           "critical": "$50-100+"}),
 )
 MAX_SPEC_BYTES = 1024 * 1024
+# A source file past this is counted as "large" by hand; reading it whole is not worth it.
+MAX_COUNTED_BYTES = 64 * 1024 * 1024
 _PHASE_TYPES: dict[str, PhaseType] = {kind: kind for kind in PHASE_WEIGHTS}
 _COMPLEXITIES: dict[str, Complexity] = {word: word for word in UNREAD_FILE_LINES}
 _TYPES_HINT = "implementation, verification or exploration"
 _PHASE_HINT = 'type --phase "implementation:src/a.py,src/b.py" or --phase "exploration:large"'
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PhaseSpec(_Frozen):
+class PhaseSpec(StrictModel):
     """A phase as the user wrote it: each file is a path, or small / medium / large."""
 
     type: PhaseType
     files: list[str] = Field(default_factory=list)
 
 
-class BudgetSpec(_Frozen):
+class BudgetSpec(StrictModel):
     """The `--spec FILE.json` document; the same data as the command-line options."""
 
     phases: list[PhaseSpec] = Field(min_length=1)
@@ -80,18 +80,18 @@ class BudgetSpec(_Frozen):
     context_window: int | None = Field(default=None, gt=0)
 
 
-class FileEstimate(_Frozen):
+class FileEstimate(StrictModel):
     source: str  # the path as given, or the complexity word
     counted: bool  # True: lines counted on disk; False: the default for that complexity
     lines: int = Field(ge=0)
 
 
-class MeasuredPhase(_Frozen):
+class MeasuredPhase(StrictModel):
     type: PhaseType
     files: list[FileEstimate] = Field(default_factory=list)
 
 
-class PhaseBreakdown(_Frozen):
+class PhaseBreakdown(StrictModel):
     type: PhaseType
     weight: float
     lines: int
@@ -100,14 +100,14 @@ class PhaseBreakdown(_Frozen):
     files: list[FileEstimate]
 
 
-class Breakdown(_Frozen):
+class Breakdown(StrictModel):
     base: int
     phases: int
     files: int
     reasoning: int
 
 
-class BudgetEstimate(_Frozen):
+class BudgetEstimate(StrictModel):
     peak_tokens: int
     peak_percent: float
     pressure: Pressure
@@ -210,10 +210,12 @@ def window_label(context_window: int) -> str:
 
 
 def disclaimer(context_window: int) -> str:
+    """Seed 000's Cost Disclaimer Template, with the window in thousands of tokens."""
     return (
-        f"Estimate for a {window_label(context_window)}-token context window; heuristics "
-        "(10 tokens a line, fixed allowances for the prompt, each phase and the reasoning), "
-        "not a measurement: real use varies with the model, the code and the tools called."
+        "Cost estimates are order-of-magnitude approximations based on a "
+        f"{context_window / 1000:g}k token context window. Actual costs vary with model "
+        "choice (Sonnet vs Opus), caching behavior, codebase growth during execution, and "
+        "agent reasoning patterns. Treat these as directional, not precise."
     )
 
 
@@ -230,25 +232,19 @@ def parse_phase(text: str) -> PhaseSpec:
 
 
 def load_spec(path: Path) -> BudgetSpec:
-    shown = str(path) if str(path).isprintable() else repr(str(path))
+    shown = shown_name(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_SPEC_BYTES + 1)
-    except OSError as err:
-        raise UsageError(f"cannot read the spec {shown}: {err.strerror}; "
-                         "give a JSON file with phases and iterations") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise UsageError(f"the spec {shown} is over 1 MiB; a plan spec is a few lines of JSON")
+        raw = read_bytes(path, subject=f"the spec {shown}", limit=MAX_SPEC_BYTES)
+    except FileProblem as err:
+        if err.kind != "missing":
+            raise
+        raise UsageError(f"the spec {shown}: no such file; give a JSON file with phases and "
+                         "iterations") from None
     try:
         data = json.loads(raw)
         return BudgetSpec.model_validate(data)
     except ValueError as err:
-        if isinstance(err, ValidationError):
-            problem = err.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"]) or "the top level"
-            detail = f"{where}: {problem['msg']}"
-        else:
-            detail = "not JSON"
+        detail = problems(err) if isinstance(err, ValidationError) else "not JSON"
         raise UsageError(
             f"the spec {shown} is invalid ({detail}); write "
             '{"phases": [{"type": "implementation", "files": ["src/a.py", "large"]}], '
@@ -273,22 +269,16 @@ def measure(phases: Sequence[PhaseSpec], base_dir: Path) -> list[MeasuredPhase]:
 
 
 def count_lines(path: Path, shown: str | None = None) -> int:
-    """Lines of a file, read in chunks; a last line without a newline still counts."""
-    name = shown if shown is not None else str(path)
-    name = name if name.isprintable() else repr(name)
+    """Lines of a regular file; a last line without a newline still counts."""
+    name = shown_name(shown if shown is not None else path)
     hint = "give a file that exists, or small / medium / large for one not read yet"
-    if path.is_dir():
-        raise UsageError(f"{name} is a directory: name its files instead, or {hint}")
-    lines = 0
-    last = b"\n"
     try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                lines += chunk.count(b"\n")
-                last = chunk[-1:]
-    except FileNotFoundError:
-        raise UsageError(f"no file {name}; {hint}") from None
-    except (OSError, ValueError) as err:
-        reason = getattr(err, "strerror", None) or str(err)
-        raise UsageError(f"cannot read {name} ({reason}); {hint}") from None
-    return lines + (0 if last == b"\n" else 1)
+        data = read_bytes(path, subject=name, limit=MAX_COUNTED_BYTES)
+    except FileProblem as err:
+        if err.kind == "missing":
+            raise UsageError(f"no file {name}; {hint}") from None
+        if err.kind == "directory":
+            raise UsageError(f"{name} is a directory: name its files instead, or {hint}") \
+                from None
+        raise UsageError(f"{err}, or small / medium / large for one not read yet") from None
+    return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)

@@ -5,28 +5,40 @@ text that renders into a prompt the checker reads as meant: prompt text is one l
 no promise tags and paired backticks, commands carry no backticks, nothing but
 `iteration_limit` states an iteration limit, and criteria name results a command shows.
 So every spec that loads renders to a prompt that passes `validate_prompt`
-(tests/finesse_tools/test_new.py holds the property test).
+(tests/unit/authoring/test_render.py holds the property test).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     model_validator,
 )
 
 from finesse.authoring.budget import PhaseType
-from finesse.authoring.prompt_check.vocabulary import LIMITS, VAGUE
+from finesse.authoring.spec_fields import (
+    DEFAULT_PROMISE,
+    Command,
+    CriterionText,
+    Deliverable,
+    Expectation,
+    LineStart,
+    Name,
+    Promise,
+    PromptText,
+    Prose,
+    ScopePath,
+)
 from finesse.errors import UsageError
+from finesse.support.files import FileProblem, read_text, shown_name
+from finesse.support.strict import StrictModel, problems
 
 TaskType = Literal["feature", "bugfix", "refactor", "testing", "performance", "research"]
 Granularity = Literal["per-phase", "per-change", "custom"]
@@ -34,136 +46,63 @@ Granularity = Literal["per-phase", "per-change", "custom"]
 MAX_SPEC_BYTES = 1024 * 1024
 MAX_PHASES = 25
 MAX_ITERATIONS = 25
-DEFAULT_PROMISE = "TASK_COMPLETE"
-_PROMISE = re.compile(r"[A-Z][A-Z0-9_-]*(?: [A-Z0-9_-]+)*")
-_PROMISE_TAG = re.compile(r"</?promise>", re.IGNORECASE)
-
-
-def _one_line(text: str) -> str:
-    collapsed = " ".join(text.split())
-    if not collapsed:
-        raise ValueError("is empty; write some text")
-    if not collapsed.isprintable():
-        raise ValueError("holds a control character; use plain text")
-    return collapsed
-
-
-def _no_limit(text: str) -> str:
-    if any(pattern.search(text) for pattern in LIMITS):
-        raise ValueError("states an iteration limit; say it once, in iteration_limit")
-    return text
-
-
-def _prompt_text(text: str) -> str:
-    text = _one_line(text)
-    if _PROMISE_TAG.search(text):
-        raise ValueError("holds a <promise> tag; the prompt says the promise once, from "
-                         "`promise`")
-    if text.count("`") % 2:
-        raise ValueError("has an unpaired backtick; close every `code span`")
-    return _no_limit(text)
-
-
-def _command(text: str) -> str:
-    if "\n" in text or "\r" in text:
-        raise ValueError("spans several lines; give one shell command line (join them with &&)")
-    text = text.strip()
-    if not text or not text.isprintable():
-        raise ValueError("must be a printable shell command, e.g. `pytest -q`")
-    if "`" in text:
-        raise ValueError("holds a backtick; write the command without backticks ($(...) "
-                         "instead of `...`)")
-    return _no_limit(text)
-
-
-def _expectation(text: str) -> str:
-    text = _prompt_text(text)
-    vague = VAGUE.search(re.sub(r"`[^`]*`", " ", text))
-    if vague:
-        raise ValueError(f"says {vague.group(0)!r}, which no command can check; name the "
-                         "result, e.g. 'exits 0' or 'prints 0 lines'")
-    return text
-
-
-def _prose(text: str) -> str:
-    text = text.strip()
-    if not text:
-        raise ValueError("is empty; write some text")
-    return text
-
-
-def _scope_path(text: str) -> str:
-    text = text.strip()
-    if not text or any(c.isspace() for c in text) or "`" in text:
-        raise ValueError("must be one path or glob, without spaces or backticks")
-    if text.startswith(("-", "/", "~")) or "://" in text:
-        raise ValueError("must be relative to the project root, e.g. src/app/")
-    if not re.search(r"[A-Za-z]", text):
-        raise ValueError("must hold a letter, e.g. src/ or tests/test_app.py")
-    return _no_limit(text)
-
-
-def _promise(text: str) -> str:
-    text = " ".join(text.split())
-    if not 4 <= len(text) <= 80 or not _PROMISE.fullmatch(text):
-        raise ValueError("must be 4 to 80 capitals, digits, _ or -, words split by single "
-                         f"spaces, e.g. {DEFAULT_PROMISE}")
-    if text == "BLOCKED":
-        raise ValueError("BLOCKED is the stuck signal; pick another, e.g. "
-                         f"{DEFAULT_PROMISE}")
-    return text
-
-
-PromptText = Annotated[str, AfterValidator(_prompt_text)]
-Name = Annotated[str, Field(max_length=120), AfterValidator(_prompt_text)]
-Command = Annotated[str, AfterValidator(_command)]
-Expectation = Annotated[str, AfterValidator(_expectation)]
-Prose = Annotated[str, AfterValidator(_prose)]
-ScopePath = Annotated[str, AfterValidator(_scope_path)]
-Promise = Annotated[str, AfterValidator(_promise)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Project(_Strict):
-    name: Name
-    description: PromptText
+class Project(StrictModel):
+    name: Name  # the cold start's "You are iterating on <name>."
     task_type: TaskType
     summary: Prose
     codebase_context: Prose
     chosen_approach: Prose
 
 
-class Criterion(_Strict):
+class CommandCriterion(StrictModel):
     """One binary check: a command and the result it shows when the criterion holds."""
 
     command: Command
     expect: Expectation = "exits 0"
 
 
-class Phase(_Strict):
-    name: Name
+# A criterion is a command with its result, or a sentence of what holds (binary because
+# the phase's Verify command checks it): "GET /users returns 200".
+def _criterion_kind(value: Any) -> str:
+    return "text" if isinstance(value, str) else "command"
+
+
+Criterion = Annotated[
+    Annotated[CommandCriterion, Tag("command")] | Annotated[CriterionText, Tag("text")],
+    Discriminator(_criterion_kind),
+]
+SubagentType = Literal["Bash", "Explore", "general-purpose"]
+
+
+class SubagentNote(StrictModel):
+    """A phase's [Subagent opportunity]: what to hand over, to which type, and why it is
+    safe (seed 000's Per-Phase Annotation Format)."""
+
+    what: PromptText  # "Spawn a Bash subagent to run the full suite while beginning Phase 3"
+    type: SubagentType
+    why: PromptText  # "Phase 3 modifies different files, so there is no write conflict"
+
+
+class Phase(StrictModel):
+    name: Deliverable  # "Phase 1: <name>": a specific deliverable
     kind: PhaseType = "implementation"  # how the budget weighs its files
-    deliverable: PromptText
     criteria: list[Criterion] = Field(min_length=1)
     verify: Command
-    subagent_opportunity: PromptText | None = None
+    subagent: SubagentNote | None = None
     # For the budget: paths relative to the project root (lines counted), or
     # small / medium / large for files not read yet.
     files: list[str] = Field(default_factory=list)
 
 
-class Scope(_Strict):
+class Scope(StrictModel):
     in_scope: list[ScopePath] = Field(min_length=1)
     out_of_scope: list[ScopePath] = Field(default_factory=list)
 
 
-class GitConfig(_Strict):
+class GitConfig(StrictModel):
     checkpointing: bool
     granularity: Granularity | None = None
-    custom: PromptText | None = None  # the commit rule, when granularity is custom
+    custom: LineStart | None = None  # the user's own words, when granularity is custom
     push: bool = False
 
     @model_validator(mode="after")
@@ -182,18 +121,56 @@ class GitConfig(_Strict):
         return self
 
 
-class Spec(_Strict):
+Verdict = Literal["pass", "fail"]
+
+
+class AgentReview(StrictModel):
+    """One validation agent's verdict on the drafted prompt, in one refinement round."""
+
+    agent: str = Field(pattern=r"^finesse-[a-z0-9-]+$")  # agents/<agent>.md
+    round: int = Field(ge=1)
+    verdicts: dict[Annotated[int, Field(ge=1, le=10)], Verdict] = Field(min_length=1)
+    notes: Prose = "no notes"
+
+
+class Spec(StrictModel):
     project: Project
     phases: list[Phase] = Field(min_length=2, max_length=MAX_PHASES)
     scope: Scope
     git: GitConfig
+    test_command: Command  # "Run <test_command> after every change."
     subagents: bool = False
     promise: Promise = DEFAULT_PROMISE
     iteration_limit: int = Field(ge=1, le=MAX_ITERATIONS)
-    # The checker recognises 2 to 5 repeats; past 5 a loop has burnt too many iterations.
+    # Why this limit (the task-workflows table's row, and what moved it); the plan cites it.
+    iteration_reasoning: Prose | None = None
+    # "If unable to make progress after <blocked_after> iterations, ... BLOCKED"; by
+    # default the iteration limit itself.
+    blocked_after: int | None = Field(default=None, ge=1, le=MAX_ITERATIONS)
+    # "If stuck on the same error for <n>+ attempts": 3 in the seed; 2 to 5 allowed.
     stuck_threshold: int = Field(default=3, ge=2, le=5)
     guardrails: list[PromptText] = Field(default_factory=list)
     warnings: list[Prose] = Field(default_factory=list)  # open questions the planner left
+    refinement_budget: int = Field(default=2, ge=1, le=5)  # rounds of agent review
+    reviews: list[AgentReview] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Spec:
+        if self.blocked_after is not None and self.blocked_after > self.iteration_limit:
+            raise ValueError(f"blocked_after ({self.blocked_after}) is past the iteration "
+                             f"limit ({self.iteration_limit}); make it at most that")
+        over = [review.agent for review in self.reviews
+                if review.round > self.refinement_budget]
+        if over:
+            raise ValueError(f"{over[0]} reviewed in a round past the refinement budget "
+                             f"({self.refinement_budget}); record what is still open in "
+                             "warnings instead")
+        return self
+
+    @property
+    def stall_limit(self) -> int:
+        """N of the BLOCKED-after-N rule."""
+        return self.blocked_after or self.iteration_limit
 
     @property
     def criteria(self) -> list[Criterion]:
@@ -201,50 +178,36 @@ class Spec(_Strict):
         return list(dict.fromkeys(c for phase in self.phases for c in phase.criteria))
 
 
-def spec_error(err: ValidationError) -> str:
-    """The first problems of a ValidationError, one line each joined: 'where: what'."""
-    parts = []
-    for problem in err.errors()[:3]:
-        where = ".".join(str(part) for part in problem["loc"]) or "the top level"
-        message = str(problem["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}")
-    more = len(err.errors()) - len(parts)
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
 def parse_spec(data: Any) -> Spec:
     """A Spec from loaded YAML or JSON data; a UsageError naming the field and the fix."""
     try:
         return Spec.model_validate(data)
     except ValidationError as err:
-        raise UsageError(f"invalid spec: {spec_error(err)}") from None
+        raise UsageError(f"invalid spec: {problems(err, most=3)}") from None
 
 
-def load_spec(path: Path) -> Spec:
-    """Read a .yaml, .yml or .json spec file."""
-    shown = str(path) if str(path).isprintable() else repr(str(path))
+def load_spec_data(path: Path) -> Any:
+    """The data of a .yaml, .yml or .json spec file, not yet checked."""
+    shown = shown_name(path)
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".json"):
         raise UsageError(f"the spec {shown} must end in .yaml, .yml or .json")
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_SPEC_BYTES + 1)
-    except IsADirectoryError:
-        raise UsageError(f"the spec {shown} is a directory; give the spec file") from None
-    except OSError as err:
-        raise UsageError(f"cannot read the spec {shown} ({err.strerror}); "
-                         "give a YAML or JSON file") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise UsageError(f"the spec {shown} is over 1 MiB; a plan spec is a page of YAML")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"the spec {shown} is not UTF-8 text; save it as UTF-8") from None
-    data = _load_yaml(text, shown) if suffix != ".json" else _load_json(text, shown)
+        text = read_text(path, subject=f"the spec {shown}", limit=MAX_SPEC_BYTES)
+    except FileProblem as err:
+        if err.kind != "missing":
+            raise
+        raise UsageError(f"the spec {shown}: no such file; give a YAML or JSON file") from None
+    return _load_yaml(text, shown) if suffix != ".json" else _load_json(text, shown)
+
+
+def load_spec(path: Path) -> Spec:
+    """Read a .yaml, .yml or .json spec file of one plan."""
+    data = load_spec_data(path)
     try:
         return parse_spec(data)
     except UsageError as err:
-        raise UsageError(f"the spec {shown}: {err}") from None
+        raise UsageError(f"the spec {shown_name(path)}: {err}") from None
 
 
 def _load_json(text: str, shown: str) -> Any:

@@ -12,29 +12,40 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from finesse.authoring.prompt_check.criteria import (
+    checkable,
+    completion_conditions,
+    names_command,
+    phase_statements,
+    phase_verified,
+    vague_word,
+)
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.scope import find_scope
-from finesse.authoring.prompt_check.structure import Prompt, inline_criteria
+from finesse.authoring.prompt_check.structure import Prompt
 from finesse.authoring.prompt_check.vocabulary import (
-    CODE_SPAN,
     CURRENT_STATE,
     DONE_WORDS,
+    EMIT_PRONOUN,
     EVERY_CHANGE,
+    EVERY_CHANGE_LABEL,
+    GIVE_UP,
     GUARDRAIL,
+    HONESTY_TALK,
     ITERATING,
     LIMITS,
+    NAMES_THE_WORK,
     NEGATED_EMIT,
     ONLY_EMIT,
     PASSIVE_NEGATED_EMIT,
     PROMISE_TALK,
     REPEATED,
-    RUN,
+    STOP,
     TROUBLE,
     UNTIL_ALL,
-    VAGUE,
-    VERIFY,
-    mentions_command,
+    VERIFY_COMMAND,
     number_value,
+    without_emphasis,
 )
 from finesse.signals import collapse_whitespace
 
@@ -64,24 +75,45 @@ def _fail(line: Line | None, fix: str) -> Verdict:
 
 
 def binary_completion_criteria(prompt: Prompt) -> Verdict:
-    checks = [(item.text, item.first) for item in prompt.criteria]
-    if not checks:
-        signals = prompt.signals
-        inline = inline_criteria(signals[0]) if signals else ""
-        if not mentions_command(inline):
-            return _fail(signals[0].line if signals else None,
-                         "list the completion criteria, one runnable check per line, e.g. "
-                         "'- `pytest -q` exits 0'")
-        checks = [(part, signals[0].line) for part in _split_outside_code(inline)]
-    for text, line in checks:
-        vague = VAGUE.search(CODE_SPAN.sub(" ", text))
-        if vague:
-            return _fail(line, f"replace '{vague.group(0)}' with a command and its expected "
-                               "result, e.g. '`ruff check .` exits 0'")
-        if not mentions_command(text):
+    """Every criterion is a result a command shows. A phase whose Verify line names a
+    command is checked by it, whatever its criteria say; the completion condition, the
+    completion list and the phases no command checks must not judge quality ("clean",
+    "properly structured", "good"); each listed criterion must name a command or a result
+    ("exits 0", "All tests pass", "Coverage > 80%", "returns 200"), and the completion
+    condition must too, or point at the work that does ("when ALL phases are complete")."""
+    conditions = completion_conditions(prompt)
+    items = [(item.text, item.first) for item in prompt.criteria]
+    for text, line in [*conditions, *items]:
+        word = vague_word(text)
+        if word:
+            return _fail(line, f"replace '{word}' with a command and its expected result, "
+                               "e.g. '`ruff check .` exits 0'")
+    for phase in prompt.phases.found:
+        if phase_verified(phase):
+            continue
+        for text, line in phase_statements(phase):
+            word = vague_word(text)
+            if word:
+                return _fail(line, f"replace '{word}' with a command and its expected "
+                                   f"result, or give phase {phase.number} a 'Verify: "
+                                   "`<command>`' line")
+    for text, line in items:
+        if not checkable(text):
             return _fail(line, "make this criterion a command with an expected result, "
                                "e.g. '`pytest -q` exits 0'")
-    return _ok(checks[0][1])
+    for text, line in conditions:
+        if not checkable(text) and not NAMES_THE_WORK.search(text):
+            return _fail(line, "say what must be true: 'when ALL of the following are "
+                               "true:' and a list of checks, e.g. '- `pytest -q` exits 0'")
+    texts = [text for text, _ in [*conditions, *items]]
+    texts += [phase.content for phase in prompt.phases.found]
+    if not any(checkable(text) for text in texts):
+        signals = prompt.signals
+        return _fail(signals[0].line if signals else None,
+                     "list the completion criteria, one runnable check per line, e.g. "
+                     "'- `pytest -q` exits 0'")
+    first = items[0][1] if items else conditions[0][1] if conditions else None
+    return _ok(first)
 
 
 def completion_signal(prompt: Prompt) -> Verdict:
@@ -103,16 +135,20 @@ def completion_signal(prompt: Prompt) -> Verdict:
 
 
 def failure_instructions(prompt: Prompt) -> Verdict:
+    """What to do when stuck: change approach when the same error comes back, and give up
+    (output <promise>BLOCKED</promise>, or write the blocker down and stop) when blocked."""
     doc = prompt.doc
     repeated = _first_sentence_line(doc, REPEATED, also=TROUBLE)
     blocked = next((tag.line for tag in prompt.tags if tag.blocked), None)
-    if repeated and blocked:
+    gives_up = blocked or _first_sentence_line(doc, GIVE_UP, also=STOP)
+    if repeated and gives_up:
         return _ok(repeated)
     if repeated:
         return _fail(repeated, "say when to give up: 'If you are still stuck, output "
                                "<promise>BLOCKED</promise> and explain why'")
-    return _fail(blocked, "say what to do after the same error 3 times (note what you tried, "
-                          "change approach) and when to output <promise>BLOCKED</promise>")
+    return _fail(gives_up, "say what to do after the same error 3 times (note what you "
+                           "tried, change approach) and when to output "
+                           "<promise>BLOCKED</promise>")
 
 
 def ordered_phases(prompt: Prompt) -> Verdict:
@@ -127,24 +163,34 @@ def ordered_phases(prompt: Prompt) -> Verdict:
 
 
 def verification_commands(prompt: Prompt) -> Verdict:
+    """Verification baked in: a rule naming the command(s) to run after every change ("After
+    each change, run npm test and npm run lint"), in a sentence or in the list under an
+    "After every change" label."""
     doc = prompt.doc
-    phases = prompt.phases.found
-    for phase in phases:
-        if not any(_verify_line(line.text) for line in phase.region):
-            return _fail(phase.line, f"add 'Verify: `<command>`' to phase {phase.number}")
-    verify = next((line for line in doc.lines if _verify_line(line.text)), None)
-    if verify is None:
-        return _fail(None, "give each phase a 'Verify: `<command>`' line")
-    if _first_sentence_line(doc, EVERY_CHANGE, also=RUN) is None:
-        return _fail(None, "add 'Run `<test command>` after every change.'")
-    return _ok(verify)
+    # "Run the phase's Verify command after every change" names commands given elsewhere.
+    verified = any(phase_verified(phase) for phase in prompt.phases.found)
+
+    def names(text: str) -> bool:
+        return names_command(text) or (verified and VERIFY_COMMAND.search(text) is not None)
+
+    for index, block in doc.prose():
+        if block.kind == "heading" and EVERY_CHANGE_LABEL.search(block.title):
+            if any(names(item.text) for item in doc.section(index)):
+                return _ok(block.first)
+            continue
+        for sentence in block.sentences():
+            if (EVERY_CHANGE.search(sentence.text) or EVERY_CHANGE_LABEL.search(
+                    sentence.text)) and names(sentence.text):
+                return _ok(sentence.line_at())
+    return _fail(None, "add 'Run `<test command>` after every change.'")
 
 
 def guardrails(prompt: Prompt) -> Verdict:
     doc = prompt.doc
     promised = {tag.text for tag in prompt.tags if tag.text}
     for sentence in doc.sentences():
-        if not GUARDRAIL.search(sentence.text) or PROMISE_TALK.search(sentence.text):
+        if not GUARDRAIL.search(sentence.text) or PROMISE_TALK.search(sentence.text) or (
+                HONESTY_TALK.search(sentence.text)):
             continue
         if any(text in sentence.text for text in promised):
             continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail
@@ -187,32 +233,44 @@ def cold_start(prompt: Prompt) -> Verdict:
 
 
 def iteration_limit(prompt: Prompt) -> Verdict:
+    """A cap on the loop, stated in the prompt: "Max iterations: 12", "--max-iterations 12",
+    "If unable to make progress after 10 iterations, ... <promise>BLOCKED</promise>". Every
+    number stated that way is at most 25."""
     doc = prompt.doc
-    found: list[tuple[int, Line]] = []
-    for line in doc.lines:
-        match = next((m for pattern in LIMITS for m in [pattern.search(line.text)] if m), None)
-        if match:
-            found.append((number_value(match.group(1)), line))
+    found: dict[int, tuple[int, Line]] = {}
+    texts = [(line.text, line) for line in doc.lines]
+    texts += [(sentence.text, sentence.line_at()) for sentence in doc.sentences()]
+    for text, line in texts:
+        plain = without_emphasis(text)
+        for pattern in LIMITS:
+            for match in pattern.finditer(plain):
+                value = number_value(match.group(1))
+                found.setdefault(line.number * 1000 + value, (value, line))
     if not found:
         return _fail(None, f"state a conservative cap, e.g. 'Max iterations: 12' "
                            f"(at most {MAX_ITERATIONS})")
-    for value, line in found:
+    ordered = [found[key] for key in sorted(found)]
+    for value, line in ordered:
         if not 1 <= value <= MAX_ITERATIONS:
             return _fail(line, f"set the iteration limit to at most {MAX_ITERATIONS}, "
                                f"not {value}")
-    return _ok(found[0][1])
+    return _ok(ordered[0][1])
 
 
 def zero_ambiguity(prompt: Prompt) -> Verdict:
     doc = prompt.doc
     promised = sorted({re.escape(tag.text) for tag in prompt.tags if tag.text})
     done = re.compile("|".join([DONE_WORDS, *promised]), re.IGNORECASE)
+    before = ""
     for sentence in doc.sentences():
         text = sentence.text
         withheld = (NEGATED_EMIT.search(text) or PASSIVE_NEGATED_EMIT.search(text)
                     or ONLY_EMIT.search(text))
-        if withheld and done.search(text) and UNTIL_ALL.search(text):
+        about_promise = done.search(text) or (
+            EMIT_PRONOUN.search(text) and PROMISE_TALK.search(before))
+        if withheld and about_promise and UNTIL_ALL.search(text):
             return _ok(sentence.line_at(withheld.start()))
+        before = text
     return _fail(None, "add 'Do not output the completion promise unless every criterion "
                        "above is met.'")
 
@@ -241,18 +299,3 @@ def _first_sentence_line(doc: Document, pattern: re.Pattern[str], *,
     return None
 
 
-def _verify_line(text: str) -> bool:
-    match = VERIFY.search(text)
-    return match is not None and mentions_command(text[match.end() :])
-
-
-def _split_outside_code(text: str) -> list[str]:
-    """`text` cut at commas, semicolons and "and", except inside code spans."""
-    code = [span.span() for span in CODE_SPAN.finditer(text)]
-    parts, start = [], 0
-    for cut in re.finditer(r"\s*(?:[,;]|\band\b)\s*", text):
-        if not any(a < cut.start() < b for a, b in code):
-            parts.append(text[start : cut.start()])
-            start = cut.end()
-    parts.append(text[start:])
-    return [part for part in parts if part.strip()]

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from finesse.support.markdown import Fences, heading
+
 BlockKind = Literal["heading", "paragraph", "item", "code"]
 
 STRONG_LEVEL = 7  # a bold-only or ALL-CAPS line standing in for a heading
 LABEL_LEVEL = 8  # "Label:" above a list; it heads that list and nothing else
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)[\s#]*$")
 _ITEM = re.compile(r"^(\s*)([-*+]|(\d{1,3})[.)])\s+\S")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _BOLD_LINE = re.compile(r"^\s*(\*\*|__)(?P<title>[^*_].*?)\1[\s:.]*$")
@@ -216,17 +216,17 @@ def _split_blocks(lines: tuple[Line, ...]) -> Iterator[Block]:
         if not text.strip() or _RULE.match(text):
             index += 1
             continue
-        fence = _FENCE.match(text)
-        if fence:
+        fences = Fences()
+        if fences.step(text) == "open":
             end = index + 1
-            while end < len(lines) and not lines[end].text.strip().startswith(fence.group(1)):
+            while end < len(lines) and fences.step(lines[end].text) != "close":
                 end += 1
             yield Block("code", lines[index : end + 1])
             index = end + 1
             continue
-        heading = _ATX.match(text)
-        if heading:
-            yield Block("heading", (lines[index],), len(heading.group(1)), title=heading.group(2))
+        titled = heading(text)
+        if titled:
+            yield Block("heading", (lines[index],), titled[0], title=titled[1])
             index += 1
             continue
         end = index + 1
@@ -247,11 +247,19 @@ def _split_blocks(lines: tuple[Line, ...]) -> Iterator[Block]:
 def _continues(text: str) -> bool:
     return bool(
         text.strip()
-        and not _FENCE.match(text)
-        and not _ATX.match(text)
+        and Fences().step(text) is None
+        and heading(text) is None
         and not _ITEM.match(text)
         and not _RULE.match(text)
     )
+
+
+def _is_label(text: str) -> bool:
+    """A short line that names the list under it: "Leave alone:", "Steps (in order)",
+    "Check after every change"; not a sentence ending in a full stop."""
+    text = text.strip()
+    return len(text.split()) <= _LABEL_MAX_WORDS and (
+        text.endswith(":") or not text.endswith((".", "!", ",", ";")))
 
 
 def _name_headings(blocks: list[Block]) -> Iterator[Block]:
@@ -264,9 +272,7 @@ def _name_headings(blocks: list[Block]) -> Iterator[Block]:
         before_list = index + 1 < len(blocks) and blocks[index + 1].kind == "item"
         if strong:
             yield Block("heading", block.lines, STRONG_LEVEL, title=strong.group("title"))
-        elif before_list and text.rstrip().endswith(":") and (
-            len(text.split()) <= _LABEL_MAX_WORDS
-        ):
+        elif before_list and _is_label(text):
             yield Block("heading", block.lines, LABEL_LEVEL, title=text.strip().rstrip(":"))
         else:
             yield block

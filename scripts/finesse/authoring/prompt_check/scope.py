@@ -4,7 +4,10 @@ A path is a code span holding one path-shaped word (`src/app/`, `models.py`, `*.
 bare word that is plainly a path (ends in `/`, has a known extension, or two slashes).
 Commands in code spans (`pytest tests/ -q`) are not paths. A path is out of scope when its
 clause says so ("out of scope", "leave ... alone", "do not touch", "read-only") or when it
-sits under a heading that says so; every other path the prompt names is one that matters.
+sits under a heading that says so, or when a clause points back at it ("`plugins/` is
+shared with other teams; leave it alone"); every other path the prompt names is one that
+matters. Limiting the work to the paths named ("Only modify files in `src/`") puts every
+other path out of scope.
 """
 
 from __future__ import annotations
@@ -33,9 +36,22 @@ _OUT = re.compile(
     r"\bout[- ]of[- ]scope\b|\bnot\s+in\s+scope\b|\boff[- ]limits\b|\bread[- ]only\b|"
     r"\bhands\s+off\b|\bleave\b.{0,80}?\b(?:alone|untouched|as[- ]is)\b|"
     r"\b(?:not|never|don['\u2019]?t|mustn['\u2019]?t)\b[^.;:]{0,25}?\b(?:touch|chang|modif|edit|updat|delet|"
-    r"remov|renam|rewrit|reformat|push|commit)\w*",
+    r"remov|renam|rewrit|reformat|push|commit)\w*|"
+    r"\bstays?\s+as\s+(?:it|they)\s+(?:is|are)\b|\bstays?\s+(?:unchanged|untouched|the\s+same)\b|"
+    r"\b(?:must|should)\s+stay\b|\boutside\s+(?:of\s+)?(?:this|the)\s+(?:task|scope|work|change)\b|"
+    r"\bowned\s+by\s+(?:another|other|a\s+different)\b",
     _I,
 )
+# Limiting the work to the paths named makes every other path out of scope: "Only modify
+# files in `src/`", "Confine your edits to ...", "Touch only: ...".
+_RESTRICTED = re.compile(
+    r"^[\s*_-]*only\b|\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
+    r"\b(?:modify|edit|touch|change|work|write)\w*\s+(?:files\s+)?only\b|\bconfine\w*\b|"
+    r"\bexclusively\b|\bnothing\s+else\b",
+    _I,
+)
+# "... are shared with other teams; leave them alone": the paths of the clause before.
+_POINTS_BACK = re.compile(r"\b(?:them|it|those|these|they)\b", _I)
 _IN = re.compile(
     r"\bin[- ]scope\b|\bonly\s+(?:touch|edit|change|modify|work|write)|"
     r"\b(?:touch|edit|change|modify|work|write)\w*\s+only\b|\bwork(?:ing)?\s+(?:only\s+)?in\b|"
@@ -51,7 +67,8 @@ _EVERYTHING_ELSE = re.compile(
 class Scope:
     in_scope: tuple[tuple[str, Line], ...]
     out_of_scope: tuple[tuple[str, Line], ...]
-    rest_is_out: Line | None  # "... and nothing else": out of scope without naming paths
+    # "... and nothing else", "Only modify files in ...": every path not named is out
+    rest_is_out: Line | None
 
 
 def find_scope(doc: Document) -> Scope:
@@ -63,20 +80,28 @@ def find_scope(doc: Document) -> Scope:
                         for h in doc.headings_over(index))
         for sentence in block.sentences():
             position = 0
+            before: list[tuple[str, Line]] = []  # the paths of the clause before
             for clause in _CLAUSE_BREAK.split(sentence.text):
                 offset = sentence.text.find(clause, position)
                 position = offset + len(clause)
                 line = sentence.line_at(offset)
                 said_out = bool(_OUT.search(clause)) and not _IN.search(clause)
-                paths = _paths(clause)
+                paths = [(path, line) for path in paths_in(clause)]
                 if said_out and not paths and _EVERYTHING_ELSE.search(clause):
                     rest_is_out = rest_is_out or line
+                if said_out and not paths and before and _POINTS_BACK.search(clause):
+                    in_scope[:] = [found for found in in_scope if found not in before]
+                    out_of_scope += before
+                if paths and not said_out and not under_out and _RESTRICTED.search(clause):
+                    rest_is_out = rest_is_out or line
                 target = out_of_scope if (said_out or under_out) else in_scope
-                target += [(path, line) for path in paths]
+                target += paths
+                before = paths
     return Scope(tuple(in_scope), tuple(out_of_scope), rest_is_out)
 
 
-def _paths(clause: str) -> list[str]:
+def paths_in(clause: str) -> list[str]:
+    """The paths a text names, in code spans or plainly path-shaped."""
     found = [span for span in _CODE_SPAN.findall(clause) if _is_path(span)]
     prose = _CODE_SPAN.sub(" ", clause)
     for match in _BARE_PATH.finditer(prose):

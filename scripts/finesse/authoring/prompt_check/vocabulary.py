@@ -36,16 +36,22 @@ NEGATED_EMIT = re.compile(rf"\b{_NEGATION}\s+(?:[\w-]+\s+){{0,3}}?{_EMIT}\b", _I
 PASSIVE_NEGATED_EMIT = re.compile(
     r"\b(?:must|should|may)\s+(?:not|never)\s+be\s+(?:output|printed|emitted|said|sent)\b", _I
 )
-ONLY_EMIT = re.compile(r"\bonly\s+(?:[\w-]+\s+){0,2}?(?:output|print|emit|say|write)\b", _I)
+ONLY_EMIT = re.compile(
+    r"\bonly\s+(?:[\w-]+\s+){0,2}?(?:output|print|emit|say|write)\b|"
+    rf"\b{_EMIT}\s+(?:[\w<>/-]+\s+){{0,4}}?only\s+(?:when|if|once|after)\b", _I)
+# "Output it only when ...": the promise named in the sentence before.
+EMIT_PRONOUN = re.compile(rf"\b{_EMIT}\s+(?:it|that|this)\b", _I)
 # "Done = all true → output <promise>X</promise>": an arrow reads as "then".
-CONDITION = re.compile(r"\b(?:when|whenever|once|after|if|as\s+soon\s+as|upon)\b|→|=>|->", _I)
+CONDITION = re.compile(
+    r"\b(?:when|whenever|once|after|if|as\s+soon\s+as|upon|then)\b|→|=>|->", _I)
 
 # Commands, and results that only a command can produce.
 _COMMAND_WORDS = (
     r"pytest|tox|nox|ruff|mypy|flake8|black|python3?|pip|uv|npm|npx|yarn|pnpm|node|jest|tsc|"
-    r"eslint|cargo|go\s+(?:test|vet|build|run)|make|gradle|mvn|dotnet|bundle|rake|rspec|"
+    r"eslint|cargo|go\s+(?:test|vet|build|run)|make|gradle|gradlew|mvn|dotnet|bundle|rake|rspec|"
     r"rubocop|curl|wget|grep|rg|git|diff|wc|test\s+-[a-z]|ls|find|bash|sh|docker|kubectl|"
-    r"terraform|buf|swift|xcodebuild|php|composer|phpunit|shellcheck"
+    r"terraform|buf|swift|xcodebuild|php|composer|phpunit|shellcheck|bats|vitest|mkdocs|"
+    r"molecule|ansible-lint|dbt|sqlfluff|bin/rails|rails|valgrind|staticcheck|golangci-lint"
 )
 _COMMAND = re.compile(rf"`[^`]+`|\$\s+\w|\b(?:{_COMMAND_WORDS})\b", _I)
 _EXIT_STATUS = re.compile(
@@ -63,13 +69,56 @@ CRITERIA_INTRO = re.compile(
     r"\bthe\s+following\s+(?:are|is|hold)\b|\bcriteria\b|\bwhen\s+all\b",
     _I,
 )
+# Words that judge quality without saying how to measure it: "Code is clean", "Make it good",
+# "Properly structured" (the seed's own NO examples), and their kin. A hyphenated compound
+# ("machine-readable", "well-known") is not one.
+_NOT_IN_COMPOUND = r"(?<![\w-])"
 VAGUE = re.compile(
-    r"\b(?:clean(?:ly)?|good|nice(?:ly)?|robust(?:ly)?|proper(?:ly)?|well[- ](?:written|"
-    r"structured|tested|organi[sz]ed|designed|documented)|as\s+appropriate|appropriate(?:ly)?|"
-    r"reasonabl[ey]|readable|elegant(?:ly)?|maintainable|high[- ]quality|production[- ]ready|"
-    r"sufficient(?:ly)?|polished|correctly|as\s+expected|as\s+needed|where\s+necessary)\b",
+    _NOT_IN_COMPOUND
+    + r"(?:clean(?:ly|er)?|good|better|nice(?:r|ly)?|elegant(?:ly)?|idiomatic(?:ally)?|"
+    r"robust(?:ly)?|proper(?:ly)?|well[- ](?:written|structured|organi[sz]ed|designed|"
+    r"documented|tested|named|factored)|organi[sz]ed|readable|maintainable|polish(?:ed)?|"
+    r"professional(?:ly)?|production[- ](?:ready|quality|grade)|high[- ]quality|"
+    r"looks?\s+(?:right|good|fine|nice|clean|better|professional|polished)|"
+    r"easy\s+to\s+(?:read|follow|understand|maintain|use)|sensible|friendl(?:y|ier)|helpful|"
+    r"(?:is|are|be)\s+clear|tid(?:y|ier)|messy|beautiful(?:ly)?|intuitive(?:ly)?|"
+    r"as\s+appropriate|appropriate(?:ly)?|reasonabl[ey]|sufficient(?:ly)?|correctly|"
+    r"as\s+expected|as\s+needed|where\s+necessary|proud|flows?\s+well|works?\s+well)\b",
     _I,
 )
+# A quality word that a command's result pins down is not vague: "the commands pass
+# cleanly", "RuboCop clean", "lint-clean", "a clean build", `make clean`.
+MEASURED_QUALITY = re.compile(
+    r"\b(?:pass\w*|exit\w*|run\w*|build\w*|compil\w*)\s+cleanly\b|"
+    r"\b(?:lint|\w*cop|\w*lint|tree|build)[- ]clean\b|"
+    r"\bclean\s+(?:build|checkout|working\s+tree|tree|install|exit)\b|\bmake\s+clean\b",
+    _I,
+)
+# Results that only a command can show ("All tests pass", "Coverage > 80%", "No linter
+# errors", "API returns 200 for GET /users": the seed's YES examples).
+CHECKABLE = re.compile(
+    r"\b(?:pass(?:es|ed|ing)?|green|succeed(?:s|ed)?|exit(?:s|ed)?|"
+    r"fail(?:s|ed)?\s+(?:with|for|on)|return(?:s|ed)?\s+(?:HTTP\s+|status\s+)?\d{3}|"
+    r"(?:HTTP|status)\s+\d{3}|print(?:s|ed)?|reports?|emits?|logged|"
+    r"(?:no|zero|0)\s+(?:[\w-]+\s+){0,2}(?:errors?|warnings?|violations?|failures?|issues?|"
+    r"leaks?|offen[cs]es?|diffs?|changes?|matches)|coverage|exists?|contains?|raises?|"
+    r"matches|equals?|(?:is|are)\s+(?:at\s+least|at\s+most|exactly|below|above|under|over|"
+    r"between)|(?:under|below|above|over|at\s+least|at\s+most)\s+\d)\b|\d\s*%|[<>]=?\s*\d",
+    _I,
+)
+
+# "The task is finished only when ...", in a prompt without a signal.
+DONE_WHEN = re.compile(
+    r"\b(?:finished|complete|completed|done|completion)\b[^.]{0,40}?\b(?:only\s+)?"
+    r"(?:when|once|if)\b", _I)
+# A completion condition that points at checks given elsewhere: "when ALL phases are
+# complete", "when all four steps hold", "when every item above holds".
+NAMES_THE_WORK = re.compile(
+    r"\b(?:phases?|steps?|stages?|parts?|checks?|criteria|criterion|items?|requirements?|"
+    r"tasks?|verifications?|gates?|commands?|tests?|conditions?|boxes)\b", _I)
+ARROW = re.compile(r"→|=>|->")
+THEN = re.compile(r"^[*_]*then\b", _I)
+SUBAGENT_NOTE = re.compile(r"\[subagent\s+opportunity\]", _I)
 
 # 3 failure-instructions: "the same error three times", "3+ attempts", "twice in a row".
 _COUNT = r"(?:[2-5]|two|three|four|five)"
@@ -77,7 +126,10 @@ REPEATED = re.compile(
     rf"\b{_COUNT}\s*(?:\+|or\s+more)?\s+(?:[\w-]+\s+)?(?:times|attempts|tries|iterations|"
     r"rounds|runs|loops|failures|fails|errors|consecutive|in\s+a\s+row)\b|"
     rf"\b{_COUNT}\s*\+?\s*(?:times|x)\b|\b(?:twice|thrice)\b|"
-    r"\b(?:third|3rd)\s+(?:time|attempt|try)\b",
+    r"\b(?:third|3rd)\s+(?:time|attempt|try)\b|"
+    # Repetition without a count: "if the same error keeps coming back".
+    r"\bkeeps?\s+(?:coming\s+back|failing|recurring|reappearing|happening)\b|"
+    r"\brepeatedly\b|\bagain\s+and\s+again\b",
     _I,
 )
 TROUBLE = re.compile(
@@ -86,12 +138,38 @@ TROUBLE = re.compile(
     _I,
 )
 
+# Giving up: stop (or hand over) when blocked, rather than loop forever.
+GIVE_UP = re.compile(
+    r"\b(?:blocked|blockers?|stuck|(?:no|make|making)\s+progress|can(?:no|\W?)t\s+"
+    r"(?:proceed|continue|get\s+past|progress|finish|go\s+on)|no\s+way\s+forward)\b", _I)
+STOP = re.compile(r"\b(?:stop|halt|give\s+up|end\s+the\s+loop)\b", _I)
+
 # 4 ordered-phases
+_ORDINAL = rf"\d{{1,2}}|{'|'.join(NUMBER_WORDS)}|(?-i:[A-H])(?=\W)"
 PHASE_MARKER = re.compile(
     r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)])\s+)?(?:\*\*|__)?\s*"
-    rf"(?:phase|stage|step|milestone|part)\s+(\d{{1,2}}|{'|'.join(NUMBER_WORDS)})\b",
+    rf"(?:phase|stage|step|milestone|part)\s+({_ORDINAL})\b",
     _I,
 )
+# The same marker opening a sentence inside a paragraph: "... in three phases. Phase 1: ..."
+INLINE_PHASE_MARKER = re.compile(
+    rf"^[*_]*(?:phase|stage|step|part)\s+({_ORDINAL})\b[*_]*\s*(?::|\u2013|\u2014|-|\.|is\b|"
+    r"adds\b|makes\b|moves\b)", re.IGNORECASE)
+# Sequence words opening the sentences of a prose plan: "First, ... Then ... Finally, ...".
+SEQUENCE_START = re.compile(
+    r"^[*_]*(?:first(?:ly)?\b|first\s+of\s+all\b|to\s+start\b|start\s+(?:by|with)\b|"
+    r"begin\s+(?:by|with)\b|the\s+first\s+(?:stage|step|phase|part)\b|"
+    r"(?:stage|step|phase|part)\s+(?:one|1)\b)", _I)
+SEQUENCE_NEXT = re.compile(
+    r"^[*_]*(?:second(?:ly)?|third(?:ly)?|fourth(?:ly)?|next|then|after\s+that|afterwards|"
+    r"subsequently|finally|last(?:ly)?|"
+    r"the\s+(?:second|third|fourth|fifth|next|final|last)\s+(?:stage|step|phase|part|gate)|"
+    r"(?:stage|step|phase|part)\s+(?:two|three|four|five|[2-9]))\b", _I)
+# Saying that the order does not matter undoes any numbering.
+UNORDERED = re.compile(
+    r"\b(?:no\s+particular\s+order|(?:in\s+)?(?:any|whatever|whichever)\s+order|"
+    r"order\s+(?:does\s+not|doesn\W?t)\s+matter|pick\s+whichever)\b", _I)
+PHASE_WORDS = re.compile(r"\b(?:phases?|steps?|stages?|milestones?)\b", _I)
 PHASE_LIST_TITLE = re.compile(
     r"\b(?:phases?|steps?|stages?|plan|requirements?|tasks?|milestones?|order|roadmap|"
     r"todo|to-do|work\s+items?)\b",
@@ -100,8 +178,8 @@ PHASE_LIST_TITLE = re.compile(
 
 # 5 verification-commands
 VERIFY = re.compile(
-    r"\b(?:verif(?:y|ication)|check(?:ed)?|validate|confirm)\b[*_]*\s*(?::|with\b|by\b|"
-    r"using\b)|\bdone\s+when\b",
+    r"\b(?:verif(?:y|ied|ication)|check(?:ed)?|validated?|confirm(?:ed)?|proven?)\b[*_]*\s*"
+    r"(?::|with\b|by\b|using\b)|\bdone\s+when\b|(?:→|->)\s*(?=`)",
     _I,
 )
 EVERY_CHANGE = re.compile(
@@ -109,7 +187,14 @@ EVERY_CHANGE = re.compile(
     r"(?:change|edit|modification|commit|save|fix)",
     _I,
 )
+VERIFY_COMMAND = re.compile(
+    r"\b(?:verif(?:y|ication)|check)\s+(?:commands?|lines?)\b", _I)
+RUN_SPAN = re.compile(r"\b(?:run|re-?run|execute)\s+`[^`]+`", _I)
 RUN = re.compile(r"\b(?:run|re-?run|execute|check|verify)\b|`", _I)
+# "Every change" as a label over the commands to run ("**After every change**", "Every
+# change:", "Check after each change").
+EVERY_CHANGE_LABEL = re.compile(
+    r"\b(?:every|each|any)\s+(?:single\s+)?(?:change|edit|modification|commit|save|fix)", _I)
 
 # 6 guardrails: a sentence that opens with a prohibition, after any list marker or label.
 GUARDRAIL = re.compile(
@@ -119,6 +204,8 @@ GUARDRAIL = re.compile(
     _I,
 )
 PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
+# "Do not lie even if you think you should exit" is attribute 10's rule, not a guardrail.
+HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)
 
 # 8 cold-start: the agent is told it is iterating, and to look at the current state.
 ITERATING = re.compile(
@@ -136,7 +223,8 @@ CURRENT_STATE = re.compile(
     _I,
 )
 
-# 9 iteration-limit: each pattern captures the number.
+# 9 iteration-limit: each pattern captures the number. They are matched against a line
+# with its emphasis markup taken out ("**Max iterations:** 14").
 LIMITS = (
     re.compile(rf"--max[-_]iterations(?:=|\s+){_NUMBER}", _I),
     re.compile(
@@ -152,7 +240,25 @@ LIMITS = (
         _I,
     ),
     re.compile(rf"\b{_NUMBER}[\s-]+iterations?\s*(?:max(?:imum)?|at\s+most|limit|cap|tops)\b", _I),
+    re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{_NUMBER}\s+iterations?\b", _I),
+    re.compile(rf"\b(?:by|at|after)\s+the\s+{_NUMBER}(?:st|nd|rd|th)\s+iteration\b", _I),
+    re.compile(rf"\bstop\s+after\s+{_NUMBER}\s+(?:iterations?|attempts)\b", _I),
+    # The BLOCKED-after-N rule: "If unable to make progress after [N] iterations, ..."
+    re.compile(r"\b(?:progress|blocked|stuck)\b.{0,40}?\b(?:after|for|within|in)\s+"
+               rf"{_NUMBER}\+?\s+(?:consecutive\s+|more\s+)?iterations?\b", _I),
 )
+_EMPHASIS = re.compile(r"[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}")
+
+
+def without_emphasis(text: str) -> str:
+    """`text` with `*`/`_` emphasis markers taken out (not the underscores inside words)."""
+    return _EMPHASIS.sub(lambda m: m.group(0) if _inside_word(text, m) else "", text)
+
+
+def _inside_word(text: str, match: re.Match[str]) -> bool:
+    before = text[match.start() - 1 : match.start()]
+    after = text[match.end() : match.end() + 1]
+    return before.isalnum() and after.isalnum()
 
 # 10 zero-ambiguity: withholding the promise until every criterion holds.
 _ALL = r"\b(?:all|every|each|both|100\s*%|fully|completely)\b"
@@ -170,5 +276,30 @@ def mentions_command(text: str) -> bool:
     return bool(_COMMAND.search(text) or _EXIT_STATUS.search(text))
 
 
+_PROGRAM = re.compile(rf"^(?:`|\$\s|\.{{0,2}}/|(?:{_COMMAND_WORDS})\b)", _I)
+_ARGUMENT = re.compile(r"^(?:-{1,2}\w|[\w.*-]*/|\w+::|[\w-]+\.\w{1,4}$)")
+
+
+def looks_like_command(text: str) -> bool:
+    """Whether `text` (what follows a `Verify:` label) is a command rather than prose:
+    a code span, a known program or `./script`, a word followed by flags or paths
+    (`bats tests/`, `molecule test -s default`), or a few bare words that are no sentence
+    (`just check`). "read through the lexer and make sure it looks right" is prose."""
+    text = text.strip(" *_:")
+    if _PROGRAM.search(text):
+        return True
+    words = text.split()
+    if not words or not words[0].islower():
+        return False
+    if any(_ARGUMENT.search(word) for word in words[1:5]):
+        return True
+    return len(words) <= 3 and not text.endswith((".", "!", "?", ","))
+
+
 def number_value(word: str) -> int:
-    return int(word) if word.isdigit() else NUMBER_WORDS[word.lower()]
+    """1 for "1", "one" or "A" (a stage lettered A, B, C...)."""
+    if word.isdigit():
+        return int(word)
+    if len(word) == 1:
+        return ord(word.upper()) - ord("A") + 1
+    return NUMBER_WORDS[word.lower()]

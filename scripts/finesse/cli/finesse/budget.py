@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -22,7 +20,7 @@ from finesse.authoring.budget import (
     measure,
     parse_phase,
 )
-from finesse.authoring.cache import load_config
+from finesse.authoring.cache.store import load_config
 from finesse.errors import UsageError
 from finesse.state.paths import find_project_root
 
@@ -115,11 +113,3 @@ def render(result: BudgetEstimate) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse import main as finesse_main
-
-    return finesse_main(["budget", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

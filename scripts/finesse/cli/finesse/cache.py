@@ -8,21 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
 import click
 
-from finesse.authoring.cache import (
-    Baseline,
-    CacheEntry,
-    CacheStore,
-    CacheView,
-    ExplorationCache,
-    GitHistory,
-)
+from finesse.authoring.cache.model import Baseline, CacheEntry, ExplorationCache
+from finesse.authoring.cache.store import CacheStore, CacheView, GitHistory
 from finesse.errors import UsageError
 from finesse.state.paths import find_project_root
 from finesse.state.store import utcnow
@@ -85,7 +77,9 @@ def render(path: Path, view: CacheView) -> str:
                      f"{baseline.last_confirmed:%Y-%m-%d %H:%M} UTC")
         for label, value in (("test framework", baseline.test_framework),
                              ("architecture", baseline.architecture_style),
-                             ("key directories", ", ".join(baseline.key_directories)),
+                             ("key directories", ", ".join(
+                                 f"{directory} ({role})"
+                                 for directory, role in baseline.key_directories.items())),
                              ("file structure", ", ".join(baseline.file_structure_patterns)),
                              ("naming", ", ".join(baseline.naming_conventions))):
             if value:
@@ -151,7 +145,9 @@ def add(project: str | None, scope: str, keywords: tuple[str, ...], summary: str
 @click.option("--architecture", default=None, help="The architecture style, in a phrase.")
 @click.option("--pattern", "patterns", multiple=True, help="A file structure pattern.")
 @click.option("--naming", "naming", multiple=True, help="A naming convention.")
-@click.option("--key-dir", "key_dirs", multiple=True, help="A key directory.")
+@click.option("--key-dir", "key_dirs", multiple=True, metavar="DIR=RESPONSIBILITY",
+              help="A key directory and what it is responsible for, e.g. "
+                   "'src/api=HTTP handlers'.")
 def baseline(project: str | None, test_framework: str | None, architecture: str | None,
              patterns: tuple[str, ...], naming: tuple[str, ...],
              key_dirs: tuple[str, ...]) -> None:
@@ -162,7 +158,7 @@ def baseline(project: str | None, test_framework: str | None, architecture: str 
             commit_hash=history.head(), last_confirmed=utcnow(),
             file_structure_patterns=list(patterns), test_framework=test_framework,
             naming_conventions=list(naming), architecture_style=architecture,
-            key_directories=list(key_dirs),
+            key_directories=dict(_key_dir(text) for text in key_dirs),
         )
         view = store.add([], baseline=new, history=history)
     _warn(view)
@@ -198,10 +194,13 @@ def clear(project: str | None) -> None:
         click.echo(f"No exploration cache at {store.path}.")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse import main as finesse_main
 
-    return finesse_main(["cache", *(sys.argv[1:] if argv is None else argv)])
+def _key_dir(text: str) -> tuple[str, str]:
+    directory, _, role = text.partition("=")
+    if not directory.strip() or not role.strip():
+        raise UsageError(f"--key-dir takes DIR=RESPONSIBILITY, e.g. --key-dir 'src/api=HTTP "
+                         f"handlers'; not {text!r}")
+    return directory.strip(), role.strip()
 
 
 def _entries(count: int, adjective: str = "") -> str:
@@ -211,6 +210,3 @@ def _entries(count: int, adjective: str = "") -> str:
 def _refuse_empty(flag: str) -> NoReturn:
     raise UsageError(f"{flag} is empty; give it some text")
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
-from finesse.authoring.retro import Retro, write_retro
+from finesse.authoring.retro.collect import write_retro
+from finesse.authoring.retro.model import Retro
 from finesse.state.paths import find_project_root
 from finesse.support.verify import DEFAULT_TIMEOUT_SECONDS
 
@@ -59,11 +58,3 @@ def summary(retro: Retro) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse import main as finesse_main
-
-    return finesse_main(["retro", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

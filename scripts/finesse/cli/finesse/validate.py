@@ -1,26 +1,26 @@
 """`finesse validate PROMPT_PATH`: does a loop prompt carry the ten attributes a loop needs?
 
-Prints one line per attribute (PASS/FAIL, the line that shows it, how to fix it), or with
---json one object. Exits 0 when every attribute passes and 1 when any fails. A directory is
-taken for a multi-workflow plan folder: every sub-workflow and the execution graph are checked
-(finesse.authoring.workflows).
+Prints one line per attribute (PASS/FAIL, the line that shows it, how to fix it) and one
+for the file's layout (prompt-only: nothing before the cold-start paragraph), or with --json
+one object. Exits 0 when every attribute passes and the file is prompt-only, 1 otherwise.
+A directory is taken for a multi-workflow plan folder: every sub-workflow and the execution
+graph are checked (finesse.authoring.workflows.folder).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from finesse.authoring.prompt_check.validate import ValidationReport, read_text, validate_prompt
-from finesse.authoring.workflows import folder_summary, validate_workflow_folder
+from finesse.authoring.prompt_check.validate import ValidationReport, validate_prompt
+from finesse.authoring.workflows.folder import folder_summary, validate_workflow_folder
 from finesse.errors import UsageError
 from finesse.loop.grammar import check_promise
+from finesse.support.files import read_text, shown_name
 
 _EVIDENCE_WIDTH = 72
 
@@ -42,13 +42,16 @@ def command(prompt_path: str, promise_file: str | None, as_json: bool) -> None:
         return
     promise = None
     if promise_file is not None:
-        promise = check_promise(read_text(Path(promise_file), "--promise-file"),
-                                f"--promise-file {promise_file}")
-    report = validate_prompt(read_text(Path(prompt_path), "prompt file"), promise=promise)
+        promise = check_promise(
+            read_text(Path(promise_file), subject=f"--promise-file {shown_name(promise_file)}"),
+            f"--promise-file {promise_file}")
+    text = read_text(Path(prompt_path), subject=f"prompt file {shown_name(prompt_path)}")
+    report = validate_prompt(text, promise=promise)
     if as_json:
-        click.echo(json.dumps(report_json(prompt_path, report), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(report_json(shown_name(prompt_path), report), indent=2,
+                              ensure_ascii=False))
     else:
-        click.echo(report_table(prompt_path, report))
+        click.echo(report_table(shown_name(prompt_path), report))
     if not report.passed:
         raise click.exceptions.Exit(1)
 
@@ -60,9 +63,10 @@ def _validate_folder(path: str, promise_file: str | None, as_json: bool) -> None
     report = validate_workflow_folder(path)
     if as_json:
         click.echo(json.dumps({
-            "path": path,
+            "path": shown_name(path),
             "passed": report.passed,
-            "workflows": [report_json(os.path.join(path, result.prompt), result.report)
+            "workflows": [report_json(shown_name(os.path.join(path, result.prompt)),
+                                      result.report)
                           for result in report.workflows],
             "errors": report.errors,
         }, indent=2, ensure_ascii=False))
@@ -77,6 +81,7 @@ def report_json(path: str, report: ValidationReport) -> dict[str, Any]:
         "path": path,
         "passed": report.passed,
         "attributes": [result.model_dump() for result in report.attributes],
+        "prompt_only": report.prompt_only.model_dump(),
     }
 
 
@@ -88,12 +93,20 @@ def report_table(path: str, report: ValidationReport) -> str:
         line = f"{'PASS' if result.passed else 'FAIL'} {result.id:>2} {result.key:<{width}}  "
         line += evidence if result.passed else f"{evidence}  fix: {result.fix}"
         lines.append(line)
+    layout = report.prompt_only
+    evidence = _shorten(layout.evidence) if layout.evidence else "(no line)"
+    lines.append(f"{'PASS' if layout.passed else 'FAIL'}  - {'prompt-only':<{width}}  "
+                 + (evidence if layout.passed else f"{evidence}  fix: {layout.fix}"))
     failed = len(report.failed)
-    lines.append(
-        f"{path}: all {len(report.attributes)} attributes pass" if not failed else
-        f"{path}: {failed} of {len(report.attributes)} attributes fail; fix them and run "
-        "`finesse validate` again"
-    )
+    total = len(report.attributes)
+    if failed:
+        lines.append(f"{path}: {failed} of {total} attributes fail; fix them and run "
+                     "`finesse validate` again")
+    elif not layout.passed:
+        lines.append(f"{path}: all {total} attributes pass, but the file is not prompt-only; "
+                     "fix it and run `finesse validate` again")
+    else:
+        lines.append(f"{path}: all {total} attributes pass")
     return "\n".join(lines)
 
 
@@ -101,11 +114,3 @@ def _shorten(evidence: str) -> str:
     return evidence if len(evidence) <= _EVIDENCE_WIDTH else evidence[: _EVIDENCE_WIDTH - 1] + "…"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from finesse.cli.finesse import main as finesse_main
-
-    return finesse_main(["validate", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

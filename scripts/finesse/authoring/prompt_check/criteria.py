@@ -1,0 +1,129 @@
+"""What attribute 1 reads: the completion condition, the criteria, and the phases a
+command checks; whether a text judges quality without a measure, and whether it names a
+command or a result only a command can show."""
+
+from __future__ import annotations
+
+import re
+
+from finesse.authoring.prompt_check.document import Line
+from finesse.authoring.prompt_check.phases import Phase
+from finesse.authoring.prompt_check.structure import PromiseTag, Prompt, inline_criteria
+from finesse.authoring.prompt_check.vocabulary import (
+    ARROW,
+    CHECKABLE,
+    CODE_SPAN,
+    DONE_WHEN,
+    MEASURED_QUALITY,
+    NEGATED_EMIT,
+    RUN_SPAN,
+    SUBAGENT_NOTE,
+    THEN,
+    VAGUE,
+    VERIFY,
+    looks_like_command,
+    mentions_command,
+)
+
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+
+
+def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:
+    """What the completion signal waits for ("when ALL phases are complete and ..."), or,
+    in a prompt without a signal, what "finished" or "complete" is said to mean. A line
+    ending in ':' introduces the list of criteria: the items are the conditions then."""
+    found = [(condition, _line_of(tag, condition)) for tag in prompt.signals
+             if tag.sentence is None or not _introduces_list(tag.sentence.text)
+             for condition in [_condition(tag)]]
+    if not prompt.signals:
+        for sentence in prompt.doc.sentences():
+            text = sentence.text
+            match = DONE_WHEN.search(text)
+            if match and not NEGATED_EMIT.search(text) and not _introduces_list(text):
+                found.append((text[match.end():], sentence.line_at(match.start())))
+    return [(text, line) for text, line in found if text.strip()]
+
+
+def _line_of(tag: PromiseTag, condition: str) -> Line:
+    """The line where the condition starts (it may begin on a line above the tag)."""
+    sentence = tag.sentence
+    if sentence is None or not condition.strip():
+        return tag.line
+    at = sentence.text.find(condition.strip())
+    return sentence.line_at(at) if at >= 0 else tag.line
+
+
+def _introduces_list(text: str) -> bool:
+    return text.rstrip(" *_").endswith(":")
+
+
+def _condition(tag: PromiseTag) -> str:
+    """The condition of a signal; for "... pass in the same iteration. Then output <promise>X
+    </promise>", the sentence before it."""
+    sentence = tag.sentence
+    if sentence is not None and THEN.match(sentence.text):
+        earlier = [s for s in sentence.block.sentences() if s.offset < sentence.offset]
+        if earlier:
+            return earlier[-1].text
+    if sentence is not None:
+        head = sentence.text[: sentence.text.lower().find("<promise>")]
+        arrow = ARROW.search(head)
+        if arrow:  # "All four checks pass → output <promise>X</promise>"
+            return head[: arrow.start()]
+    return inline_criteria(tag)
+
+
+def vague_word(text: str) -> str | None:
+    """The first word of `text`, outside code, that judges quality without a measure."""
+    prose = MEASURED_QUALITY.sub(" ", CODE_SPAN.sub(" ", text))
+    found = VAGUE.search(prose)
+    return found.group(0) if found else None
+
+
+def checkable(text: str) -> bool:
+    """Whether `text` names a command, or a result only a command can show. A criterion
+    that opens with a code span ("- `make check` prints OK") names its command."""
+    if CHECKABLE.search(CODE_SPAN.sub(" ", text)) or _LIST_MARKER.sub("", text).startswith("`"):
+        return True
+    spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
+    return any(looks_like_command(span) for span in spans) or bool(
+        mentions_command(CODE_SPAN.sub(" ", text)))
+
+
+def phase_verified(phase: Phase) -> bool:
+    """Whether a command checks the phase: a Verify line (or "check:", "→ `cmd`") naming
+    one, or a sentence giving a command's result ("`cargo test x` passes")."""
+    for text, _ in _phase_sentences(phase):
+        label = VERIFY.search(text)
+        if label and looks_like_command(text[label.end():]):
+            return True
+        spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
+        if CHECKABLE.search(CODE_SPAN.sub(" ", text)) and any(
+                looks_like_command(span) for span in spans):
+            return True
+    return False
+
+
+def _phase_sentences(phase: Phase) -> list[tuple[str, Line]]:
+    if phase.told:
+        return [(phase.told, phase.line)]
+    return [(line.text, line) for line in phase.region]
+
+
+def phase_statements(phase: Phase) -> list[tuple[str, Line]]:
+    """A phase's statements: its text up to a Verify label, without subagent notes."""
+    statements = []
+    for text, line in _phase_sentences(phase):
+        label = VERIFY.search(text)
+        text = text[: label.start()] if label else text
+        if text.strip() and not SUBAGENT_NOTE.search(text):
+            statements.append((text, line))
+    return statements
+
+
+def names_command(text: str) -> bool:
+    """Whether `text` names a command: a code span that reads as one, one run by name
+    ("Run `./check` ..."), or a known program in the prose."""
+    spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
+    return any(looks_like_command(span) for span in spans) or bool(
+        RUN_SPAN.search(text) or mentions_command(CODE_SPAN.sub(" ", text)))

@@ -1,0 +1,199 @@
+"""The phases of a loop prompt, in any of the ways people write them, with the lines (and for
+a phase told in a paragraph, the sentences) each one spans."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from finesse.authoring.prompt_check.document import LABEL_LEVEL, Block, Document, Line
+from finesse.authoring.prompt_check.vocabulary import (
+    CRITERIA_TITLE,
+    INLINE_PHASE_MARKER,
+    PHASE_LIST_TITLE,
+    PHASE_MARKER,
+    PHASE_WORDS,
+    SEQUENCE_NEXT,
+    SEQUENCE_START,
+    UNORDERED,
+    VERIFY,
+    number_value,
+)
+
+
+@dataclass(frozen=True)
+class Phase:
+    number: int
+    line: Line
+    region: tuple[Line, ...]  # its lines, up to the next phase or the next heading above it
+    told: str = ""  # a phase told in a paragraph: its own sentences
+
+    @property
+    def content(self) -> str:
+        """What the phase says: its sentences, or its lines joined."""
+        return self.told or " ".join(line.text.strip() for line in self.region)
+
+
+@dataclass(frozen=True)
+class Phases:
+    found: tuple[Phase, ...]
+    problem: Line | None = None  # where the numbering goes wrong
+    problem_fix: str = ""
+
+
+def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
+    """"Phase 1 / Phase 2" (or Step, Stage, Part) lines; else a numbered list under a
+    heading or label about phases, steps, a plan, requirements, tasks or order (and not the
+    criteria); else a paragraph whose sentences open with "First, ... Then ... Finally" or
+    "Phase one ... Phase two". A list or paragraph that says its order does not matter
+    ("in whatever order you like") holds no phases."""
+    marked = _marked_phases(doc)
+    if len(marked.found) >= 2 or marked.problem is not None:
+        return marked
+    listed = _listed_phases(doc, criteria)
+    if listed.found or listed.problem:
+        return listed
+    prose = _prose_phases(doc)
+    return prose if len(prose.found) >= 2 else marked
+
+
+def _prose_phases(doc: Document) -> Phases:
+    """Phases told in a paragraph: sentences opening with an ordinal or a sequence word,
+    the first one "First"/"Start by"/"Phase 1", at least one more after it. The opening
+    paragraph (the cold start) is not searched: "First check the state" is no phase."""
+    opening = {line.number for line in doc.opening()}
+    for _, block in doc.prose():
+        if block.kind != "paragraph" or block.first.number in opening:
+            continue
+        if UNORDERED.search(block.text):
+            continue
+        told: list[list[str]] = []
+        starts: list[Line] = []
+        for sentence in block.sentences():
+            text = sentence.text.strip()
+            numbered = INLINE_PHASE_MARKER.match(text)
+            if numbered and number_value(numbered.group(1)) != len(starts) + 1:
+                numbered = None
+            opens = SEQUENCE_START.match(text) if not starts else SEQUENCE_NEXT.match(text)
+            if numbered or opens:
+                starts.append(sentence.line_at())
+                told.append([])
+            if told:
+                told[-1].append(text)
+        if len(starts) >= 2:
+            ends = [line.number for line in starts[1:]] + [block.lines[-1].number + 1]
+            return Phases(tuple(
+                Phase(number, line, doc.lines[line.number - 1 : max(end, line.number + 1) - 1],
+                      " ".join(sentences))
+                for number, (line, end, sentences) in enumerate(
+                    zip(starts, ends, told, strict=True), 1)))
+    return Phases(())
+
+
+def _marked_phases(doc: Document) -> Phases:
+    starts: list[tuple[int, Line]] = []
+    for line in doc.lines:
+        match = PHASE_MARKER.match(line.text)
+        if match is None or line.number in doc.code_lines:
+            continue
+        number = number_value(match.group(1))
+        if any(number == seen for seen, _ in starts):
+            continue  # a later mention of a phase already named
+        if number != len(starts) + 1:
+            return Phases((), line, f"number the phases 1, 2, 3... in order: this is phase "
+                                    f"{number} after phase {len(starts)}")
+        starts.append((number, line))
+    next_heading = _next_heading(doc)
+    phases = []
+    for position, (number, line) in enumerate(starts):
+        stops = [next_heading(line), _paragraph_end(doc, line)]
+        if position + 1 < len(starts):
+            stops.append(starts[position + 1][1].number)
+        phases.append(Phase(number, line, doc.lines[line.number - 1 : min(stops) - 1]))
+    return Phases(tuple(phases))
+
+
+def _paragraph_end(doc: Document, line: Line) -> int:
+    """Where a phase on a plain line ("Phase 2: ...", not a heading) ends: at a blank line
+    followed by an unindented line that is neither a list item, a Verify label nor code (so
+    the rules after the last phase are not part of it)."""
+    if any(block.kind == "heading" and block.first == line for block in doc.blocks):
+        return len(doc.lines) + 1
+    blank = False
+    for later in doc.lines[line.number :]:
+        text = later.text
+        if not text.strip():
+            blank = True
+            continue
+        if blank and not text[:1].isspace() and not _continues_phase(text):
+            return later.number
+        blank = False
+    return len(doc.lines) + 1
+
+
+def _continues_phase(text: str) -> bool:
+    stripped = text.lstrip()
+    return (stripped[:1] in "-*+`~" or stripped.startswith("[")
+            or VERIFY.match(stripped.strip("*_")) is not None)
+
+
+def _next_heading(doc: Document) -> Callable[[Line], int]:
+    """Where a phase that starts at a line ends: the next heading of its level or above."""
+    headings = [(block.first.number, block.level) for block in doc.blocks
+                if block.kind == "heading"]
+    levels = dict(headings)
+
+    def end(line: Line) -> int:
+        own = levels.get(line.number, LABEL_LEVEL)
+        later = (number for number, level in headings if number > line.number and level <= own)
+        return next(later, len(doc.lines) + 1)
+
+    return end
+
+
+def _listed_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
+    criteria = {id(item) for item in criteria_list}
+    for index, block in enumerate(doc.blocks):
+        if block.kind == "heading":
+            title, under = block.title, doc.section(index)
+        elif block.kind == "paragraph" and block.text.endswith(":"):
+            title, under = block.sentences()[-1].text, doc.list_after(index)
+        else:
+            continue
+        if not PHASE_LIST_TITLE.search(title) or (
+                CRITERIA_TITLE.search(title) and not PHASE_WORDS.search(title)):
+            continue
+        if UNORDERED.search(title):
+            return Phases(())
+        items = _first_numbered_list(under)
+        if len(items) < 2 or any(id(item) in criteria for item in items):
+            continue
+        ordinals = [item.ordinal for item in items]
+        # "1. 1. 1." is Markdown's own numbering: it renders as 1, 2, 3.
+        if ordinals != list(range(1, len(items) + 1)) and set(ordinals) != {1}:
+            wrong = next(i for n, i in enumerate(items, 1) if i.ordinal != n)
+            return Phases((), wrong.first, "number the steps 1, 2, 3... in order")
+        last = items[-1].first.number
+        stops = [item.first.number for item in items[1:]]
+        stops.append(next((b.first.number for b in doc.blocks[index + 1 :]
+                           if b.kind == "heading" and b.first.number > last), len(doc.lines) + 1))
+        return Phases(tuple(
+            Phase(position, item.first, doc.lines[item.first.number - 1 : stop - 1])
+            for position, (item, stop) in enumerate(zip(items, stops, strict=True), 1)
+        ))
+    return Phases(())
+
+
+def _first_numbered_list(blocks: list[Block]) -> list[Block]:
+    """The first numbered list, across indented paragraphs or code that sit between items."""
+    items: list[Block] = []
+    for block in blocks:
+        if block.kind == "item":
+            items.append(block)
+        elif items and not (block.kind == "code" or block.first.text[:1].isspace()):
+            break
+    numbered = [item for item in items if item.ordinal is not None]
+    if not numbered:
+        return []
+    outer = min(item.level for item in numbered)
+    return [item for item in numbered if item.level == outer]

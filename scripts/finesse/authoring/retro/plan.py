@@ -1,0 +1,152 @@
+"""What the retro reads from the plan and its prompt, as pure functions of their text: the
+baseline commit, the unresolved warnings, and each phase's Verify command."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.structure import find_phases
+from finesse.authoring.prompt_check.vocabulary import VERIFY, looks_like_command
+from finesse.support.markdown import CODE_SPAN, Fences, heading, outside_fences
+
+_BASELINE = re.compile(
+    r"^\s*(?:[-*+]\s+)?[*_]*baseline[_ ]commit[*_]*\s*:[*_]*\s*[\"'`]?(?P<value>[^\"'`]*?)"
+    r"[\"'`]?\s*$", re.IGNORECASE)
+_SHA = re.compile(r"[0-9a-fA-F]{4,40}")
+_WARNINGS_TITLE = re.compile(r"^[*_]*unresolved warnings[*_]*\s*:?[*_]*\s*(?P<rest>.*)$",
+                             re.IGNORECASE)
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
+_PHASE_PREFIX = re.compile(
+    r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+)?[*_]*"
+    r"(?:(?:phase|stage|step|milestone|part)\s+\w+[*_]*\s*[:.)\u2014-]?[*_]*\s*)?", re.IGNORECASE)
+
+
+def baseline_commit(plan_text: str) -> str | None:
+    """The plan's baseline commit sha, or None when it has none (or not a sha)."""
+    for line in outside_fences(plan_text):
+        match = _BASELINE.match(line)
+        if match:
+            value = match.group("value").strip()
+            return value if _SHA.fullmatch(value) else None
+    return None
+
+
+def unresolved_warnings(plan_text: str) -> list[str] | None:
+    """The items of the plan's Unresolved Warnings section (a heading, or a `Label:` line with
+    text or a list under it); [] when it says none; None when there is no such section."""
+    lines = outside_fences(plan_text)
+    for index, line in enumerate(lines):
+        found_heading = heading(line)
+        title = found_heading[1] if found_heading else line.strip().lstrip("-*+ ")
+        found = _WARNINGS_TITLE.match(title)
+        if found is None or (found_heading is None and ":" not in line):
+            continue
+        rest = [found.group("rest")] if found.group("rest") else []
+        after = lines[index + 1 :]
+        under = (_under_heading(after, found_heading[0]) if found_heading
+                 else _under_label(after, line))
+        return _warning_items(rest + under)
+    return None
+
+
+def _under_heading(lines: list[str], level: int) -> list[str]:
+    body = []
+    for line in lines:
+        found = heading(line)
+        if found and found[0] <= level:
+            break
+        body.append(line)
+    return body
+
+
+def _under_label(lines: list[str], label: str) -> list[str]:
+    """The list under a `Label:` line: the lines indented deeper than the label, or any list
+    items when the label is not an item itself; up to the first other line."""
+    indent = len(label) - len(label.lstrip())
+    label_is_item = _ITEM.match(label) is not None
+    body: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if body:
+                break
+            continue
+        if len(line) - len(line.lstrip()) > indent or (
+                not label_is_item and _ITEM.match(line)):
+            body.append(line)
+        else:
+            break
+    return body
+
+
+def _warning_items(body: list[str]) -> list[str]:
+    items: list[str] = []
+    for line in body:
+        item = _ITEM.match(line)
+        if item:
+            items.append(item.group(1).strip())
+        elif line.strip() and items and line[:1].isspace():
+            items[-1] += " " + line.strip()  # an item's continuation line
+        elif line.strip():
+            items.append(line.strip())
+    if len(items) == 1 and items[0].lower().rstrip(".") in ("none", "no warnings", "n/a"):
+        return []
+    return items
+
+
+@dataclass(frozen=True)
+class PhaseCommand:
+    phase: int
+    title: str
+    command: str | None
+
+
+def phase_commands(prompt_text: str) -> list[PhaseCommand]:
+    """Each phase of a loop prompt with its Verify command (None when it names none)."""
+    doc = Document.parse(prompt_text)
+    return [PhaseCommand(phase.number, _title(phase.line), _verify_command(phase.region))
+            for phase in find_phases(doc).found]
+
+
+def _title(line: Line) -> str:
+    text = _PHASE_PREFIX.sub("", line.text)
+    label = VERIFY.search(text)
+    text = (text[: label.start()] if label else text).strip(" *_").rstrip(" :.").strip(" *_")
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def _verify_command(region: tuple[Line, ...]) -> str | None:
+    for index, line in enumerate(region):
+        label = VERIFY.search(line.text)
+        if label is None:
+            continue
+        span = CODE_SPAN.search(line.text[label.end():])
+        if span:
+            code = span.group(2)
+            return code[1:-1] if code.startswith(" ") and code.endswith(" ") and code.strip() \
+                else code
+        rest = line.text[label.end():].strip()
+        if not rest:
+            block = _fenced_block_after(region[index + 1:])
+            if block:
+                return block
+        elif looks_like_command(rest):  # the seed's template: "Verify: npm test"
+            return rest
+    return None
+
+
+def _fenced_block_after(lines: tuple[Line, ...]) -> str | None:
+    """The body of the fenced block that opens on the first non-blank line, if one does."""
+    texts = [line.text for line in lines]
+    while texts and not texts[0].strip():
+        texts.pop(0)
+    fences = Fences()
+    if not texts or fences.step(texts[0]) != "open":
+        return None
+    body = []
+    for text in texts[1:]:
+        if fences.step(text) == "close":
+            break
+        body.append(text)
+    return "\n".join(body).strip() or None

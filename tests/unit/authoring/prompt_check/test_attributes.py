@@ -1,0 +1,397 @@
+"""validate_prompt, in memory: one complete prompt, then one edit at a time per attribute."""
+
+from __future__ import annotations
+
+import pytest
+
+from finesse.authoring.prompt_check.validate import (
+    AttributeResult,
+)
+from tests.unit.authoring.prompt_check.test_validate import BASE, edit, failing, result
+
+# 1 binary-completion-criteria
+
+@pytest.mark.parametrize(("vague", "word"), [
+    ("clean", "clean"), ("good", "good"), ("properly structured", "properly"),
+    ("well-written", "well-written"), ("nice", "nice"), ("robust", "robust"),
+    ("as appropriate", "as appropriate"),
+])
+def test_a_vague_word_in_a_criterion_fails_and_names_the_line(vague: str, word: str) -> None:
+    text = edit("- `ruff check .` exits 0", f"- the code is {vague}")
+    assert result(text, "binary-completion-criteria") == AttributeResult(
+        id=1, key="binary-completion-criteria", passed=False,
+        evidence=f"line 18: - the code is {vague}",
+        fix=f"replace '{word}' with a command and its expected result, e.g. "
+            "'`ruff check .` exits 0'",
+    )
+    assert failing(text) == ["binary-completion-criteria"]
+
+
+def test_a_vague_word_inside_a_command_is_fine() -> None:
+    assert failing(edit("`ruff check .` exits 0", "`grep -c clean log.txt` prints 0")) == []
+
+
+def test_a_criterion_no_command_can_check_fails() -> None:
+    text = edit("- `ruff check .` exits 0", "- Users can log in with the new flag")
+    assert result(text, "binary-completion-criteria") == AttributeResult(
+        id=1, key="binary-completion-criteria", passed=False,
+        evidence="line 18: - Users can log in with the new flag",
+        fix="make this criterion a command with an expected result, e.g. '`pytest -q` exits 0'",
+    )
+    assert failing(text) == ["binary-completion-criteria"]
+
+
+@pytest.mark.parametrize("criterion", [
+    "All tests pass", "Coverage > 80%", "No linter errors", "API returns 200 for GET /users",
+])
+def test_the_seeds_yes_examples_are_binary_without_naming_a_command(criterion: str) -> None:
+    assert failing(edit("- `ruff check .` exits 0", f"- {criterion}")) == []
+
+
+@pytest.mark.parametrize(("criterion", "word"), [
+    ("Code is clean", "clean"), ("Make it good", "good"), ("Properly structured", "Properly"),
+])
+def test_the_seeds_no_examples_are_not_binary(criterion: str, word: str) -> None:
+    text = edit("- `ruff check .` exits 0", f"- {criterion}")
+    assert result(text, "binary-completion-criteria").fix == (
+        f"replace '{word}' with a command and its expected result, e.g. "
+        "'`ruff check .` exits 0'")
+
+
+def test_an_exit_status_counts_as_a_command() -> None:
+    assert failing(edit("- `ruff check .` exits 0", "- the nightly build exits 0")) == []
+
+
+def test_a_single_inline_criterion_with_a_command_passes() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
+                "- `pytest -q` exits 0\n- `ruff check .` exits 0\n",
+                "Output <promise>DONE</promise> when `pytest -q` and `ruff check .` exit 0.\n")
+    assert failing(text) == []
+
+
+def test_a_signal_without_criteria_fails_on_its_line() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
+                "- `pytest -q` exits 0\n- `ruff check .` exits 0\n",
+                "Output <promise>DONE</promise> when you are done.\n")
+    assert result(text, "binary-completion-criteria") == AttributeResult(
+        id=1, key="binary-completion-criteria", passed=False,
+        evidence="line 16: Output <promise>DONE</promise> when you are done.",
+        fix="say what must be true: 'when ALL of the following are true:' and a list of "
+            "checks, e.g. '- `pytest -q` exits 0'",
+    )
+    assert failing(text) == ["binary-completion-criteria"]
+
+
+def test_a_signal_that_points_at_the_verified_phases_is_binary() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
+                "- `pytest -q` exits 0\n- `ruff check .` exits 0\n",
+                "When ALL phases are complete and ALL verification commands pass cleanly,\n"
+                "output <promise>DONE</promise>.\n")
+    assert failing(text) == []
+
+
+def test_a_vague_phase_is_binary_when_its_verify_line_names_a_command() -> None:
+    text = edit("Phase 2: print debug lines when it is set.",
+                "Phase 2: the debug output is clean.")
+    assert failing(text) == []
+    prose = edit("Verify: `pytest tests/test_cli.py -q`\n", "Verify: read it through.\n", text)
+    assert result(prose, "binary-completion-criteria") == AttributeResult(
+        id=1, key="binary-completion-criteria", passed=False,
+        evidence="line 8: Phase 2: the debug output is clean. Verify: read it through.",
+        fix="replace 'clean' with a command and its expected result, or give phase 2 a "
+            "'Verify: `<command>`' line",
+    )
+
+
+# 2 completion-signal
+
+def test_no_promise_tag_fails_without_a_line() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL", "Say DONE when ALL")
+    assert result(text, "completion-signal") == AttributeResult(
+        id=2, key="completion-signal", passed=False, evidence=None,
+        fix="add 'Output <promise>DONE</promise> when ALL of the following are true:' above "
+            "the criteria",
+    )
+    assert failing(text) == ["completion-signal"]
+
+
+def test_a_tag_only_declared_is_not_an_instruction() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:",
+                "Completion promise: <promise>DONE</promise>\n\nCriteria:")
+    assert result(text, "completion-signal").evidence == (
+        "line 16: Completion promise: <promise>DONE</promise>")
+    assert failing(text) == ["completion-signal"]
+
+
+def test_a_tag_on_its_own_line_below_the_instruction_counts() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
+                "- `pytest -q` exits 0\n- `ruff check .` exits 0\n",
+                "Success criteria:\n- `pytest -q` exits 0\n- `ruff check .` exits 0\n\n"
+                "When every criterion holds, output exactly:\n\n<promise>DONE</promise>\n")
+    assert failing(text) == []
+
+
+def test_blocked_is_not_a_completion_signal() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL", "Stop when ALL")
+    assert failing(text) == ["completion-signal"]
+
+
+def test_two_different_completion_promises_fail() -> None:
+    text = edit("Do not output the promise unless",
+                "Output <promise>FINISHED</promise> once you are sure. Do not output the "
+                "promise unless")
+    assert result(text, "completion-signal").fix == (
+        "use one completion promise, not 2: DONE, FINISHED")
+
+
+@pytest.mark.parametrize("promise", ["DONE", "  DONE\n", "DONE\n"])
+def test_the_promise_given_matches_once_trimmed(promise: str) -> None:
+    assert failing(BASE, promise=promise) == []
+
+
+def test_the_promise_given_must_be_the_prompts() -> None:
+    assert result(BASE, "completion-signal", promise="SHIPPED") == AttributeResult(
+        id=2, key="completion-signal", passed=False,
+        evidence="line 16: Output <promise>DONE</promise> when ALL of the following are true:",
+        fix="the prompt promises 'DONE' but the loop expects 'SHIPPED': make them the same",
+    )
+
+
+# 3 failure-instructions
+
+def test_a_repeat_rule_without_blocked_fails_on_the_rule() -> None:
+    text = edit(" If still stuck, output <promise>BLOCKED</promise>.", "")
+    assert result(text, "failure-instructions").evidence == (
+        "line 14: If the same test fails 3 times, write what you tried in `NOTES.md` and "
+        "change approach.")
+    assert failing(text) == ["failure-instructions"]
+
+
+def test_blocked_without_a_repeat_rule_fails_on_blocked() -> None:
+    text = edit("If the same test fails 3 times, write what you tried in `NOTES.md` and "
+                "change approach. If still stuck", "If you cannot go on")
+    assert result(text, "failure-instructions").evidence == (
+        "line 14: If you cannot go on, output <promise>BLOCKED</promise>.")
+    assert failing(text) == ["failure-instructions"]
+
+
+@pytest.mark.parametrize("rule", [
+    "fails 3+ times", "fails twice in a row", "fails on three consecutive iterations",
+    "keeps failing after three attempts", "shows 3 identical failures",
+])
+def test_ways_of_saying_the_same_error_again(rule: str) -> None:
+    assert failing(edit("fails 3 times", rule)) == []
+
+
+# 4 ordered-phases
+
+def test_a_skipped_phase_number_fails_on_that_line() -> None:
+    text = edit("Phase 2:", "Phase 3:")
+    assert result(text, "ordered-phases") == AttributeResult(
+        id=4, key="ordered-phases", passed=False,
+        evidence="line 8: Phase 3: print debug lines when it is set. Verify: "
+                 "`pytest tests/test_cli.py -q`",
+        fix="number the phases 1, 2, 3... in order: this is phase 3 after phase 1",
+    )
+
+
+def test_unordered_bullets_are_not_phases() -> None:
+    text = edit("Phase 1: parse", "- parse").replace("Phase 2: print", "- print")
+    assert failing(text) == ["ordered-phases"]
+
+
+def test_a_numbered_list_under_a_steps_heading_is_ordered_phases() -> None:
+    text = edit("Phase 1: parse", "## Steps\n1. parse").replace("Phase 2: print", "2. print")
+    assert failing(text) == []
+
+
+def test_markdown_auto_numbering_counts_as_ordered() -> None:
+    text = edit("Phase 1: parse", "## Steps\n1. parse").replace("Phase 2: print", "1. print")
+    assert failing(text) == []
+
+
+def test_a_numbered_list_under_an_unrelated_heading_is_not_phases() -> None:
+    text = edit("Phase 1: parse", "## Notes\n1. parse").replace("Phase 2: print", "2. print")
+    assert failing(text) == ["ordered-phases"]
+
+
+def test_phase_lines_inside_code_do_not_count() -> None:
+    text = edit("Phase 1: parse", "- parse").replace("Phase 2: print", "- print")
+    text += "\n```\nPhase 1: example\nPhase 2: example\n```\n"
+    assert failing(text) == ["ordered-phases"]
+
+
+# 5 verification-commands
+
+def test_the_run_after_every_change_rule_bakes_verification_in() -> None:
+    # The seed's attribute 5: "After each change, run npm test and npm run lint."
+    without_verify = edit(" Verify: `pytest tests/test_cli.py -q`\n", "\n")
+    assert result(without_verify, "verification-commands") == AttributeResult(
+        id=5, key="verification-commands", passed=True,
+        evidence="line 10: Run `pytest -q` after every change.", fix="")
+
+
+def test_an_after_change_rule_must_name_the_command() -> None:
+    text = edit("Run `pytest -q` after every change.", "Run the tests after every change.")
+    assert failing(text) == ["verification-commands"]
+    named_elsewhere = edit("Run `pytest -q` after every change.",
+                           "Run the Verify command of the current phase after every change.")
+    assert failing(named_elsewhere) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "After each change, run `pytest -q` and `ruff check .`.",
+    "**Check after each change:** `pytest -q`; fix failures before moving on.",
+    "After every change\n- `pytest -q`: fix failures before moving on.",
+    "Every change\n- Run `pytest -q`; fix failures before moving on.",
+])
+def test_ways_of_writing_the_after_change_rule(rule: str) -> None:
+    assert failing(edit("Run `pytest -q` after every change.", rule)) == []
+
+
+def test_no_run_after_every_change_fails() -> None:
+    text = edit("Run `pytest -q` after every change.\n\n", "")
+    assert result(text, "verification-commands").fix == (
+        "add 'Run `<test command>` after every change.'")
+    assert failing(text) == ["verification-commands"]
+
+
+@pytest.mark.parametrize("verify", ["**Verify**: ", "Verification: ", "Check with "])
+def test_ways_of_writing_verify(verify: str) -> None:
+    text = edit("Verify: `pytest tests/test_cli.py -q`\n", f"{verify}`pytest -q`\n")
+    assert failing(text) == []
+
+
+# 6 guardrails
+
+def test_the_promise_rule_alone_is_not_a_guardrail() -> None:
+    text = edit("Do not add dependencies.\n\n", "")
+    assert result(text, "guardrails") == AttributeResult(
+        id=6, key="guardrails", passed=False, evidence=None,
+        fix="add explicit rules such as '- Do not delete or skip failing tests.'",
+    )
+
+
+@pytest.mark.parametrize("rule", [
+    "Never add dependencies.", "- Don\u2019t add dependencies.", "**Rules.** Don't add any.",
+    "You must not add dependencies.",
+])
+def test_ways_of_writing_a_guardrail(rule: str) -> None:
+    assert failing(edit("Do not add dependencies.", rule)) == []
+
+
+def test_a_negation_that_is_not_a_rule_is_not_a_guardrail() -> None:
+    assert failing(edit("Do not add dependencies.", "You do not need a database.")) == [
+        "guardrails"]
+
+
+# 7 scoped-context
+
+def test_no_out_of_scope_path_fails_on_the_in_scope_line() -> None:
+    text = edit(" Out of scope: `vendor/`.", "")
+    assert result(text, "scoped-context") == AttributeResult(
+        id=7, key="scoped-context", passed=False,
+        evidence="line 5: In scope: `cli/main.py`, `tests/test_cli.py`.",
+        fix="say which paths to leave alone, e.g. 'Out of scope: `migrations/`, `vendor/`'",
+    )
+
+
+def test_commands_are_not_paths() -> None:
+    text = edit("In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.\n\n",
+                "").replace("`NOTES.md`", "the notes")
+    assert result(text, "scoped-context").evidence is None
+    assert failing(text) == ["scoped-context"]
+
+
+def test_leaving_everything_else_alone_is_out_of_scope() -> None:
+    text = edit("In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.",
+                "Only touch `cli/main.py` and `tests/test_cli.py`; leave everything else alone.")
+    assert failing(text) == []
+
+
+def test_paths_under_an_out_of_scope_heading_are_out_of_scope() -> None:
+    text = edit("Out of scope: `vendor/`.", "\n\n## Do not touch\n- vendor/\n- migrations/")
+    assert failing(text) == []
+
+
+# 8 cold-start
+
+def test_a_task_paragraph_first_fails_and_points_at_the_cold_start() -> None:
+    text = "# Loop: add `--verbose` to the CLI\n\nAdd a verbose flag to the CLI.\n\n" + BASE
+    assert result(text, "cold-start") == AttributeResult(
+        id=8, key="cold-start", passed=False, evidence="line 3: Add a verbose flag to the CLI.",
+        fix="move the cold-start paragraph (line 5) to the top, before anything else",
+    )
+
+
+def test_iterating_without_checking_the_state_fails() -> None:
+    text = edit(", so first check the current state: `git status`, `git log --oneline -5`, "
+                "`pytest -q`.", ".")
+    assert result(text, "cold-start").fix == (
+        "make the first paragraph tell the agent to check the current state first "
+        "(`git status`, `git log`, the tests)")
+
+
+def test_a_plain_title_line_and_front_matter_come_before_the_cold_start() -> None:
+    # The attribute is there; the file is not prompt-only (test_layout.py).
+    text = "---\nname: verbose\n---\nLoop: add `--verbose` to the CLI\n\n" + BASE
+    assert failing(text) == []
+
+
+# 9 iteration-limit
+
+@pytest.mark.parametrize("limit", [
+    "Max iterations: 25", "max-iterations: 1", "--max-iterations 12", "Iteration cap: 8",
+    "Stop after at most twelve iterations.", "Limit: 15 iterations maximum.",
+])
+def test_conservative_limits_pass(limit: str) -> None:
+    assert failing(edit("Max iterations: 10", limit)) == []
+
+
+@pytest.mark.parametrize(("limit", "value"), [
+    ("Max iterations: 26", 26), ("--max-iterations 50", 50), ("Iteration budget: 40", 40),
+    ("max iterations: 0", 0),
+])
+def test_a_limit_over_25_or_zero_fails_on_its_line(limit: str, value: int) -> None:
+    assert result(edit("Max iterations: 10", limit), "iteration-limit") == AttributeResult(
+        id=9, key="iteration-limit", passed=False, evidence=f"line 3: {limit}",
+        fix=f"set the iteration limit to at most 25, not {value}",
+    )
+
+
+def test_a_retry_count_is_not_an_iteration_limit() -> None:
+    text = edit("Max iterations: 10", "Give each phase three iterations in a row at most.")
+    assert failing(text) == ["iteration-limit"]
+
+
+# 10 zero-ambiguity
+
+def test_no_rule_against_an_early_promise_fails() -> None:
+    text = edit("Do not output the promise unless every criterion is met.\n", "")
+    assert result(text, "zero-ambiguity") == AttributeResult(
+        id=10, key="zero-ambiguity", passed=False, evidence=None,
+        fix="add 'Do not output the completion promise unless every criterion above is met.'",
+    )
+
+
+@pytest.mark.parametrize("rule", [
+    "Never output <promise>DONE</promise> until all criteria pass.",
+    "The promise must not be output until every item is true.",
+    "Only output the promise when every criterion above passes.",
+    "Never print DONE if any test fails.",
+    "Do not stop or claim you are finished until every check passes.",
+])
+def test_ways_of_withholding_the_promise(rule: str) -> None:
+    text = edit("Do not output the promise unless every criterion is met.", rule)
+    assert failing(text) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "Do not output a false promise to escape the loop.",
+    "Output the promise when you are confident.",
+])
+def test_a_weaker_rule_is_not_zero_ambiguity(rule: str) -> None:
+    text = edit("Do not output the promise unless every criterion is met.", rule)
+    assert "zero-ambiguity" in failing(text)
+
+
