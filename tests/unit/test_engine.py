@@ -21,7 +21,7 @@ from finesse.engine import (
 from finesse.models import IterationRecord, LoopState, replace
 from finesse.schema import from_dict, to_dict
 from finesse.signals import digest
-from tests.unit.states import T0, T1, make_state
+from tests.helpers.states import T0, T1, make_state
 
 ROOT = Path("/project")
 PROMISE_REPLY = "All green. <promise>DONE</promise>"

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from finesse.hooks import prompt_submit, stop
 from finesse.hooks.boundary import run_hook
 from finesse.state.store import LoopStore
-from tests.unit.launch import PROMPT_SUBMIT, STOP, hook_env, run_launcher
-from tests.unit.states import OTHER_SESSION, SESSION, make_state, store_for
+from tests.helpers.launch import PROMPT_SUBMIT, STOP, hook_env, run_launcher
+from tests.helpers.states import OTHER_SESSION, SESSION, make_state, store_for
 
 Handler = Callable[[bytes, Mapping[str, str], str], "dict[str, Any] | None"]
 

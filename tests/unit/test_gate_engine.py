@@ -21,7 +21,7 @@ from finesse.models import (
 )
 from finesse.signals import digest
 from finesse.support import git as gitstate
-from tests.unit.states import SESSION, T0, T1, command_result, git, make_state, store_for
+from tests.helpers.states import SESSION, T0, T1, command_result, git, make_state, store_for
 
 ROOT = Path("/project")
 GATE = "pytest -q"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from finesse.support.git import changed_files, head, tree_fingerprint
-from tests.unit.states import git
+from tests.helpers.states import git
 
 
 def touch_later(path: Path, seconds: int = 10) -> None:

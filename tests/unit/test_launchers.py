@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.unit.launch import PROMPT_SUBMIT, STOP, hook_env, run_launcher
-from tests.unit.states import OTHER_SESSION, SESSION, files_under, store_for
+from tests.helpers.launch import PROMPT_SUBMIT, STOP, hook_env, run_launcher
+from tests.helpers.states import OTHER_SESSION, SESSION, files_under, store_for
 
 NOTES = (
     "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"

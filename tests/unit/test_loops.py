@@ -25,7 +25,7 @@ from finesse.loop.request import StartRequest
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
-from tests.unit.states import (
+from tests.helpers.states import (
     OTHER_SESSION,
     SESSION,
     T0,

@@ -11,7 +11,7 @@ import pytest
 from finesse.engine import Decision, Observation, decide, loop_prompt
 from finesse.models import CommandResult, IterationRecord, LoopState, replace
 from finesse.signals import digest
-from tests.unit.states import T0, T1, command_result, make_state
+from tests.helpers.states import T0, T1, command_result, make_state
 
 ROOT = Path("/project")
 PROMISE_REPLY = "All green. <promise>DONE</promise>"

@@ -15,7 +15,7 @@ from finesse.models import IterationRecord, ResumeRecord, replace
 from finesse.schema import to_dict
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
-from tests.unit.states import (
+from tests.helpers.states import (
     OTHER_SESSION,
     SESSION,
     T0,

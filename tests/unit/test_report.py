@@ -17,7 +17,7 @@ from finesse.loop.report import (
 )
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.support.markdown import strip_code
-from tests.unit.states import T0, command_result, make_state
+from tests.helpers.states import T0, command_result, make_state
 
 ROOT = Path("/project")
 ENDED = T0 + timedelta(minutes=12, seconds=34)

@@ -19,8 +19,8 @@ from finesse.hooks.session import handle_end, handle_start, main_end, main_start
 from finesse.loop.lifecycle import start_context
 from finesse.models import LoopState, replace
 from finesse.state.store import LoopStore
-from tests.unit.launch import REPO_ROOT, Run, hook_env
-from tests.unit.states import (
+from tests.helpers.launch import REPO_ROOT, Run, hook_env
+from tests.helpers.states import (
     OTHER_SESSION,
     SESSION,
     T0,

@@ -13,7 +13,7 @@ from finesse.errors import StateError
 from finesse.models import IterationRecord, replace
 from finesse.state.store import CorruptStateError, LoopStore
 from finesse.support.files import write_atomic
-from tests.unit.states import (
+from tests.helpers.states import (
     OTHER_SESSION,
     SESSION,
     T0,

@@ -1,4 +1,4 @@
-"""Loop states and projects for the unit tests (also imported by worker processes)."""
+"""Loop states and projects for the tests (also imported by worker processes)."""
 
 from __future__ import annotations
 
