@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,8 +94,3 @@ def lock_is_free(path: Path) -> bool:
         fcntl.flock(handle, fcntl.LOCK_UN)
         return True
 
-
-def git(root: Path, *args: str) -> str:
-    """Run git in the project as a user would; its stdout, stripped."""
-    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
-    return done.stdout.strip()

@@ -21,7 +21,8 @@ from finesse.models import (
 )
 from finesse.signals import digest
 from finesse.support import git as gitstate
-from tests.helpers.states import SESSION, T0, T1, command_result, git, make_state, store_for
+from tests.helpers.repo import git
+from tests.helpers.states import SESSION, T0, T1, command_result, make_state, store_for
 
 ROOT = Path("/project")
 GATE = "pytest -q"

@@ -17,7 +17,8 @@ from finesse.loop.lifecycle import latest_resumable, resume_loop, start_loop
 from finesse.loop.request import StartRequest, start_request
 from finesse.models import LoopState
 from finesse.state.store import utcnow
-from tests.helpers.states import SESSION, git, store_for
+from tests.helpers.repo import git
+from tests.helpers.states import SESSION, store_for
 
 GATE = "test ! -e broken.txt"  # red while the iteration has left broken.txt behind
 DONE_FILE = f".ralph-loop-done-{SESSION}"

@@ -17,7 +17,8 @@ from finesse.loop.grammar import LOOP_USAGE as USAGE
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
-from tests.helpers.states import OTHER_SESSION, SESSION, files_under, git, hold_lock, store_for
+from tests.helpers.repo import git
+from tests.helpers.states import OTHER_SESSION, SESSION, files_under, hold_lock, store_for
 
 TRANSCRIPT = "/nonexistent/transcript.jsonl"
 START_TEXT = (

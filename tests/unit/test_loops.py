@@ -25,6 +25,7 @@ from finesse.loop.request import StartRequest
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
+from tests.helpers.repo import git
 from tests.helpers.states import (
     OTHER_SESSION,
     SESSION,
@@ -32,7 +33,6 @@ from tests.helpers.states import (
     T1,
     command_result,
     files_under,
-    git,
     make_state,
     read_json,
     store_for,

@@ -20,7 +20,8 @@ from finesse.loop.report import render_report
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
 from finesse.support.verify import run_all
-from tests.helpers.states import SESSION, T0, files_under, git, store_for
+from tests.helpers.repo import git
+from tests.helpers.states import SESSION, T0, files_under, store_for
 
 # Everything but Attempts and Review belongs to the user and must come back byte for byte:
 # unicode, a fence holding a heading-like line, an odd heading, no newline at the end.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from finesse.support.git import changed_files, head, tree_fingerprint
-from tests.helpers.states import git
+from tests.helpers.repo import git
 
 
 def touch_later(path: Path, seconds: int = 10) -> None:
