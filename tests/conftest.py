@@ -1,11 +1,18 @@
-"""Fixtures shared by every test: nothing may touch the real home or the real state."""
+"""Fixtures shared by every test: nothing may touch the real home or the real state.
+
+This is the one conftest of the unit tests; plain builders and helpers live in tests/helpers.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from finesse.state.store import LoopStore
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO_ROOT / "scripts"
@@ -45,3 +52,17 @@ def git_repo(tmp_path: Path) -> Path:
     repo.index.commit("initial")
     repo.close()
     return root
+
+
+@pytest.fixture
+def root(git_repo: Path) -> Path:
+    """The project root as the command-line tools see it: `git_repo`, resolved."""
+    return git_repo.resolve()
+
+
+@pytest.fixture
+def store(git_repo: Path) -> LoopStore:
+    """The loop store of `git_repo`."""
+    from tests.helpers.states import store_for
+
+    return store_for(git_repo)

@@ -38,11 +38,14 @@ def make_state(root: Path, session_id: str = SESSION, **overrides: Any) -> LoopS
 
 
 def command_result(command: str, exit_code: int | None = 0, output: str = "",
-                   *, timed_out: bool = False, seconds: float = 0.5) -> CommandResult:
-    """A verification command's result as verify.run_command would report it."""
+                   *, timed_out: bool = False, seconds: float = 0.5,
+                   output_bytes: int | None = None) -> CommandResult:
+    """A verification command's result as verify.run_command would report it (output_bytes:
+    what the whole output weighed when `output` is only its tail)."""
     return CommandResult(
         command=command, exit_code=exit_code, timed_out=timed_out, duration_seconds=seconds,
-        output_tail=output, output_bytes=len(output.encode()),
+        output_tail=output,
+        output_bytes=len(output.encode()) if output_bytes is None else output_bytes,
         fingerprint=fingerprint(exit_code, timed_out, output),
     )
 

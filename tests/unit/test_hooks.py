@@ -105,11 +105,6 @@ def archived(root: Path) -> list[LoopState]:
     return store_for(root).history()
 
 
-@pytest.fixture
-def store(git_repo: Path) -> LoopStore:
-    return store_for(git_repo)
-
-
 # --- UserPromptSubmit -------------------------------------------------------------------------
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.helpers.launch import PROMPT_SUBMIT, STOP, hook_env, run_launcher
+import pytest
+
+from tests.helpers.launch import LAUNCHER, PROMPT_SUBMIT, STOP, hook_env, run_launcher
 from tests.helpers.states import OTHER_SESSION, SESSION, files_under, store_for
 
 NOTES = (
@@ -161,3 +165,25 @@ def test_stop_path_needs_no_plugin_environment(git_repo: Path, tmp_path: Path) -
         "systemMessage": "Ralph iteration 2/8",
     }
     assert not (tmp_path / "empty-plugin-data").exists()
+
+
+@pytest.mark.parametrize("version", [(3, 10, 13), (3, 8, 18)])
+def test_prompt_launcher_refuses_an_old_python_in_one_line(version: tuple[int, int, int]) -> None:
+    # The launcher is run as on an old interpreter: only its version check is under test.
+    pretend = (
+        "import runpy, sys; "
+        f"sys.version_info = {(*version, 'final', 0)!r}; "
+        f"sys.argv = ['launch.py', 'prompt']; "
+        f"runpy.run_path({str(LAUNCHER)!r}, run_name='__main__')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", pretend],
+        input=b'{"session_id": "abc", "prompt": "/ralph-status", "cwd": "/"}',
+        capture_output=True, timeout=30,
+    )
+    assert done.returncode == 0
+    found = ".".join(map(str, version))
+    assert done.stdout.decode().strip() == (
+        '{"decision": "block", "reason": "finesse: needs Python 3.11 or newer as python3, '
+        f'found {found}; see `ralph doctor`"}}'
+    )

@@ -62,11 +62,6 @@ GREEN = command_result("test -f done.txt", 0)
 
 
 @pytest.fixture
-def store(git_repo: Path) -> LoopStore:
-    return store_for(git_repo)
-
-
-@pytest.fixture
 def plan(git_repo: Path) -> Path:
     path = git_repo / "tasks" / "todo.md"
     path.parent.mkdir()

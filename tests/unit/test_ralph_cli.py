@@ -23,18 +23,7 @@ from tests.helpers.states import (
     command_result,
     files_under,
     make_state,
-    store_for,
 )
-
-
-@pytest.fixture
-def root(git_repo: Path) -> Path:
-    return git_repo.resolve()
-
-
-@pytest.fixture
-def store(root: Path) -> LoopStore:
-    return store_for(root)
 
 
 @pytest.fixture(autouse=True)

@@ -28,7 +28,6 @@ from tests.helpers.states import (
     command_result,
     files_under,
     make_state,
-    store_for,
 )
 
 SESSION_LAUNCHER = REPO_ROOT / "hooks" / "launch.py"
@@ -53,11 +52,6 @@ def end_input(reason: str | None, session_id: str = SESSION, cwd: str = "/somewh
 
 def env_for(root: Path) -> dict[str, str]:
     return {"CLAUDE_PROJECT_DIR": str(root)}
-
-
-@pytest.fixture
-def store(git_repo: Path) -> LoopStore:
-    return store_for(git_repo)
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -12,8 +11,6 @@ from typing import Any
 import pytest
 
 from finesse.support import runtime
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_environment_key_follows_requirements_and_interpreter() -> None:
@@ -87,25 +84,3 @@ def test_a_failed_install_is_one_line_naming_ralph_doctor(
     assert message.endswith("); run `ralph doctor` for details")
     assert "\n" not in message
     assert not any((tmp_path / "data").glob(f"venv-*/{runtime.COMPLETE_MARK}"))
-
-
-@pytest.mark.parametrize("version", [(3, 10, 13), (3, 8, 18)])
-def test_prompt_launcher_refuses_an_old_python_in_one_line(version: tuple[int, int, int]) -> None:
-    # The launcher is run as on an old interpreter: only its version check is under test.
-    pretend = (
-        "import runpy, sys; "
-        f"sys.version_info = {(*version, 'final', 0)!r}; "
-        f"sys.argv = ['launch.py', 'prompt']; "
-        f"runpy.run_path({str(ROOT / 'hooks' / 'launch.py')!r}, run_name='__main__')"
-    )
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", pretend],
-        input=b'{"session_id": "abc", "prompt": "/ralph-status", "cwd": "/"}',
-        capture_output=True, timeout=30,
-    )
-    assert done.returncode == 0
-    found = ".".join(map(str, version))
-    assert done.stdout.decode().strip() == (
-        '{"decision": "block", "reason": "finesse: needs Python 3.11 or newer as python3, '
-        f'found {found}; see `ralph doctor`"}}'
-    )

@@ -12,7 +12,6 @@ import pytest
 from finesse.errors import StateError
 from finesse.models import IterationRecord, replace
 from finesse.state.store import CorruptStateError, LoopStore
-from finesse.support.files import write_atomic
 from tests.helpers.states import (
     OTHER_SESSION,
     SESSION,
@@ -28,30 +27,10 @@ from tests.helpers.states import (
 )
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> LoopStore:
-    return store_for(tmp_path)
-
-
-def test_paths(tmp_path: Path, store: LoopStore) -> None:
-    base = tmp_path / ".claude" / "ralph"
-    assert store.paths.loop_file(SESSION) == base / "loops" / f"{SESSION}.json"
-    assert store.paths.lock_file(SESSION) == base / "locks" / f"{SESSION}.lock"
-    assert (store.paths.history, store.paths.corrupt, store.paths.kill_switch) == (
-        base / "history", base / "corrupt", base / "STOP"
-    )
-
-
-@pytest.mark.parametrize("bad", ["", "../etc/passwd", "a/b", ".hidden", "-x", "a b", "x" * 129])
-def test_session_ids_never_become_paths(store: LoopStore, bad: str) -> None:
-    with pytest.raises(ValueError, match="not a session id"):
-        store.paths.loop_file(bad)
-
-
-def test_save_load_round_trip(tmp_path: Path, store: LoopStore) -> None:
+def test_save_load_round_trip(git_repo: Path, store: LoopStore) -> None:
     record = IterationRecord(number=1, started_at=T0, ended_at=T1, result="continue",
                              reply_excerpt="working on it")
-    state = make_state(tmp_path, iteration=2, verify=["pytest -q", "ruff check"],
+    state = make_state(git_repo, iteration=2, verify=["pytest -q", "ruff check"],
                        prompt="quotes ' \" $(x) `y`\nand a newline", iterations=[record],
                        prompt_file="plans/x.md", last_reply_excerpt="working on it")
     store.save(state)
@@ -63,17 +42,17 @@ def test_load_without_a_loop_is_none(store: LoopStore) -> None:
     assert store.load(SESSION) is None
 
 
-def test_save_leaves_no_temp_files(tmp_path: Path, store: LoopStore) -> None:
-    state = make_state(tmp_path)
+def test_save_leaves_no_temp_files(git_repo: Path, store: LoopStore) -> None:
+    state = make_state(git_repo)
     store.save(state)
     store.save(replace(state, iteration=2))
     assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
 
 
 def test_failed_write_keeps_the_old_file_and_no_temp(
-    tmp_path: Path, store: LoopStore, monkeypatch: pytest.MonkeyPatch
+    git_repo: Path, store: LoopStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    state = make_state(tmp_path)
+    state = make_state(git_repo)
     store.save(state)
 
     def broken_replace(src: str, dst: str) -> None:
@@ -85,13 +64,6 @@ def test_failed_write_keeps_the_old_file_and_no_temp(
     monkeypatch.undo()
     assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
     assert store.load(SESSION) == state
-
-
-def test_write_atomic_creates_parents(tmp_path: Path) -> None:
-    target = tmp_path / "a" / "b" / "c.txt"
-    write_atomic(target, "hello\n")
-    assert target.read_text() == "hello\n"
-    assert files_under(tmp_path) == ["a/b/c.txt"]
 
 
 @pytest.mark.parametrize(
@@ -138,9 +110,9 @@ def test_unreadable_file_is_moved_aside(store: LoopStore, content: bytes, where:
     ],
 )
 def test_wrong_schema_is_moved_aside(
-    tmp_path: Path, store: LoopStore, change: dict[str, object], where: str
+    git_repo: Path, store: LoopStore, change: dict[str, object], where: str
 ) -> None:
-    store.save(make_state(tmp_path))
+    store.save(make_state(git_repo))
     path = store.paths.loop_file(SESSION)
     data = read_json(path)
     data.update(change)
@@ -168,9 +140,9 @@ def test_unreadable_path_is_a_state_error(store: LoopStore) -> None:
 
 
 def test_archive_writes_history_and_removes_the_active_file(
-    tmp_path: Path, store: LoopStore
+    git_repo: Path, store: LoopStore
 ) -> None:
-    state = make_state(tmp_path)
+    state = make_state(git_repo)
     store.save(state)
     ended = replace(state, **{"outcome": "success", "ended_at": T1,
                                      "end_message": "done"})
@@ -182,17 +154,17 @@ def test_archive_writes_history_and_removes_the_active_file(
     assert store.active_loops() == []
 
 
-def test_archive_refuses_an_active_loop(tmp_path: Path, store: LoopStore) -> None:
-    state = make_state(tmp_path)
+def test_archive_refuses_an_active_loop(git_repo: Path, store: LoopStore) -> None:
+    state = make_state(git_repo)
     store.save(state)
     with pytest.raises(ValueError, match="only an ended loop is archived"):
         store.archive(state)
     assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
 
 
-def test_active_loops_oldest_first_and_corrupt_moved(tmp_path: Path, store: LoopStore) -> None:
-    newer = make_state(tmp_path, OTHER_SESSION, started_at=T1)
-    older = make_state(tmp_path, SESSION)
+def test_active_loops_oldest_first_and_corrupt_moved(git_repo: Path, store: LoopStore) -> None:
+    newer = make_state(git_repo, OTHER_SESSION, started_at=T1)
+    older = make_state(git_repo, SESSION)
     store.save(newer)
     store.save(older)
     (store.paths.loops / "broken-session.json").write_text("{")

@@ -12,7 +12,6 @@ import pytest
 
 from finesse.models import CommandResult
 from finesse.support import verify
-from finesse.support.evidence import failure_excerpt
 from finesse.support.verify import (
     fingerprint,
     normalise_output,
@@ -49,13 +48,6 @@ def eventually_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
         if not left or time.monotonic() > end:
             return left
         time.sleep(0.05)
-
-
-def result(command: str, exit_code: int | None, output: str = "", *, timed_out: bool = False,
-           duration: float = 1.0, output_bytes: int | None = None) -> CommandResult:
-    size = len(output.encode()) if output_bytes is None else output_bytes
-    return CommandResult(command, exit_code, timed_out, duration, output, size,
-                         fingerprint(exit_code, timed_out, output))
 
 
 # --- run_command ------------------------------------------------------------------------------
@@ -224,6 +216,15 @@ def test_run_all_runs_every_command_in_order(tmp_path: Path) -> None:
     assert (tmp_path / "log").read_text() == "1\n2\n"
 
 
+def test_verification_runs_in_the_project_root_within_its_timeout(git_repo: Path) -> None:
+    results = run_all(["pwd", "sleep 5"], cwd=git_repo, settings={"FINESSE_VERIFY_TIMEOUT": "0.3"})
+    assert [(r.command, r.exit_code, r.timed_out) for r in results] == [
+        ("pwd", 0, False), ("sleep 5", None, True)
+    ]
+    assert results[0].output_tail == f"{git_repo}\n"
+    assert results[1].duration_seconds < 4
+
+
 # --- fingerprint ------------------------------------------------------------------------------
 
 
@@ -281,60 +282,3 @@ def test_timeout_fingerprint_is_stable(tmp_path: Path) -> None:
     runs = [run_command(f"echo waiting {n}; sleep 60", cwd=tmp_path, timeout=0.5)
             for n in (1, 22)]
     assert runs[0].fingerprint == runs[1].fingerprint == fingerprint(None, True, "waiting 1\n")
-
-
-# --- failure_excerpt --------------------------------------------------------------------------
-
-
-def test_no_failures_no_excerpt() -> None:
-    assert failure_excerpt([result("pytest -q", 0, "ok\n")]) == ""
-    assert failure_excerpt([]) == ""
-
-
-def test_failure_excerpt_names_each_failure() -> None:
-    results = [
-        result("ruff check .", 0, "All checks passed!\n"),
-        result("pytest -q", 1, "F.\nFAILED test_a\n1 failed in 0.1s\n"),
-        result("sleep 60", None, "", timed_out=True, duration=300.2),
-        result("make lint", None, "could not start /bin/sh in /x: that directory does not exist"),
-        result("slow", None, "partial\n", timed_out=True, duration=2.54),
-    ]
-    assert failure_excerpt(results) == (
-        "`pytest -q`: exit code 1. Its output:\n"
-        "```\nF.\nFAILED test_a\n1 failed in 0.1s\n```\n"
-        "\n"
-        "`sleep 60`: timed out after 300 s. It printed nothing.\n"
-        "\n"
-        "`make lint`: could not start. Its output:\n"
-        "```\ncould not start /bin/sh in /x: that directory does not exist\n```\n"
-        "\n"
-        "`slow`: timed out after 2.5 s. Its output:\n"
-        "```\npartial\n```\n"
-    )
-
-
-def test_failure_excerpt_fence_outgrows_backticks() -> None:
-    output = "see ```python\ncode\n``` and ````` here\n"
-    assert failure_excerpt([result("echo `date` ``x``", 2, output)]) == (
-        "``` echo `date` ``x`` ```: exit code 2. Its output:\n"
-        "``````\nsee ```python\ncode\n``` and ````` here\n``````\n"
-    )
-
-
-def test_failure_excerpt_shares_the_budget_and_keeps_the_end() -> None:
-    long = "".join(f"line {n:02d}\n" for n in range(40))
-    results = [result("a", 1, long), result("b", 1, long, output_bytes=9_000_000)]
-    assert failure_excerpt(results, max_chars=50) == (
-        f"`a`: exit code 1. The end of its output ({len(long)} bytes in all):\n"
-        "```\nline 37\nline 38\nline 39\n```\n"
-        "\n"
-        "`b`: exit code 1. The end of its output (9000000 bytes in all):\n"
-        "```\nline 37\nline 38\nline 39\n```\n"
-    )
-
-
-def test_failure_excerpt_of_a_real_run(tmp_path: Path) -> None:
-    results = run_all(["echo fine", "echo broken >&2; exit 4"], cwd=tmp_path, timeout=10)
-    assert failure_excerpt(results) == (
-        "`echo broken >&2; exit 4`: exit code 4. Its output:\n```\nbroken\n```\n"
-    )
