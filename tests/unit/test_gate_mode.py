@@ -12,9 +12,9 @@ import pytest
 
 from finesse.errors import UsageError
 from finesse.hooks import stop
-from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest
+from finesse.loop.grammar import ResumeRequest
 from finesse.loop.lifecycle import latest_resumable, resume_loop, start_loop
-from finesse.loop.request import StartRequest, start_request
+from finesse.loop.request import start_request
 from finesse.models import LoopState
 from finesse.state.store import utcnow
 from tests.helpers.repo import git
@@ -33,22 +33,6 @@ NOTES = (
 )
 REVERTED_NOTE = ("Your last attempt was reverted: the gate was still red after the repair. "
                  "Start this iteration from the reverted tree.")
-PLAN = """\
-# Add the feature
-
-## Goal
-The feature exists.
-
-## Acceptance Criteria
-- feature.txt is there
-
-## Verification Commands
-- `test -f feature.txt`
-
-## Gate
-- `make lint`
-- `pytest -q`
-"""
 
 
 def write(root: Path, name: str, text: str) -> Path:
@@ -134,47 +118,6 @@ def project(request: pytest.FixtureRequest, git_repo: Path, tmp_path: Path) -> P
     linked = tmp_path / "linked"
     git(git_repo, "worktree", "add", "-q", "-b", "feature", str(linked))
     return linked
-
-
-# --- the grammar ------------------------------------------------------------------------------
-
-
-def test_gate_is_repeatable_and_allow_dirty_and_effort_are_taken(tmp_path: Path) -> None:
-    request = start_request(
-        'Work --gate "pytest -q" --gate "ruff check ." --allow-dirty --effort xhigh', tmp_path)
-    assert request == StartRequest(prompt="Work", gate=["pytest -q", "ruff check ."],
-                                   allow_dirty=True, effort="xhigh")
-
-
-@pytest.mark.parametrize("level", EFFORT_LEVELS)
-def test_every_effort_level_is_taken(tmp_path: Path, level: str) -> None:
-    assert start_request(f"Work --effort {level}", tmp_path) == StartRequest(
-        prompt="Work", effort=level)
-
-
-@pytest.mark.parametrize(("args", "message"), [
-    ("Work --allow-dirty", "--allow-dirty is for gate mode: add --gate CMD, or drop it"),
-    ('Work --gate "  "', '--gate needs a command, e.g. --gate "pytest -q"'),
-    ("Work --effort extreme",
-     "--effort must be one of low, medium, high, xhigh, max, not 'extreme'"),
-    ("Work --effort low --effort high", "--effort was given 2 times: give it once"),
-])
-def test_gate_options_refused(tmp_path: Path, args: str, message: str) -> None:
-    with pytest.raises(UsageError) as refused:
-        start_request(args, tmp_path)
-    assert str(refused.value) == message
-
-
-def test_a_plans_gate_section_adds_its_commands(tmp_path: Path) -> None:
-    write(tmp_path, "tasks/todo.md", PLAN)
-    request = start_request('--plan tasks/todo.md --gate "pytest -q" --gate "true"', tmp_path)
-    assert request == StartRequest(
-        prompt=("Work through the plan in tasks/todo.md: read it, take the first incomplete, "
-                "unblocked task, do it (test first for behaviour changes), run its "
-                "verification, and tick it off in the plan."),
-        plan_file="tasks/todo.md", verify=["test -f feature.txt"],
-        gate=["pytest -q", "true", "make lint"],
-    )
 
 
 # --- starting: refusals and the snapshot -------------------------------------------------------

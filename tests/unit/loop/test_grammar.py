@@ -1,4 +1,5 @@
-"""The slash-command grammar: shlex in Python, never a shell; every refusal is one line."""
+"""The slash-command grammar: shlex in Python, never a shell; every refusal is one line. The
+arguments go through start_request, with no file to read."""
 
 from __future__ import annotations
 
@@ -12,29 +13,19 @@ from hypothesis import strategies as st
 
 from finesse.errors import UsageError
 from finesse.loop.grammar import (
+    EFFORT_LEVELS,
     LOOP_USAGE,
+    RESUME_USAGE,
+    ResumeRequest,
     SlashCommand,
     expect_no_args,
     match_command,
+    parse_resume_args,
 )
 from finesse.loop.request import StartRequest, start_request
+from tests.helpers.requests import ROOT, parse, refusal
 
-ROOT = Path("/nonexistent-finesse-root")
-
-
-def parse(args: str, root: Path = ROOT) -> StartRequest:
-    return start_request(args, root)
-
-
-def refusal(args: str, root: Path = ROOT) -> str:
-    with pytest.raises(UsageError) as caught:
-        start_request(args, root)
-    message = str(caught.value)
-    assert "\n" not in message and message.strip() == message and message
-    return message
-
-
-# --- prompt words -----------------------------------------------------------------------------
+# --- prompt words ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -82,7 +73,18 @@ def test_defaults() -> None:
     assert request.warnings == []
 
 
-# --- --max-iterations ------------------------------------------------------------------------
+def test_protocol_defaults() -> None:
+    request = start_request("go", ROOT)
+    assert (request.plan_file, request.quiesce_after, request.timeout_minutes) == (None, 2, None)
+
+
+def test_usage_names_the_protocol_flags() -> None:
+    for flag in ("[--plan PATH]", "[--quiesce-after N]", "[--timeout-minutes N]"):
+        assert flag in LOOP_USAGE
+    assert RESUME_USAGE == "/ralph-resume [--max-iterations N] [--timeout-minutes N]"
+
+
+# --- --max-iterations -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -151,7 +153,7 @@ def test_warning_above_25(number: int, warned: bool) -> None:
     assert warnings == (expected if warned else [])
 
 
-# --- --completion-promise -------------------------------------------------------------------
+# --- --completion-promise -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -182,97 +184,6 @@ def test_completion_promise_refused(value: str, message: str) -> None:
     assert refusal(f"go --completion-promise {shlex.quote(value)}") == message
 
 
-# --- files ------------------------------------------------------------------------------------
-
-
-def test_prompt_file_relative_to_root(tmp_path: Path) -> None:
-    (tmp_path / "plans").mkdir()
-    (tmp_path / "plans" / "task.md").write_text("\n  Do the thing.\nThen the other.\n\n")
-    assert parse("--prompt-file plans/task.md --max-iterations 4", tmp_path) == StartRequest(
-        prompt="Do the thing.\nThen the other.", max_iterations=4, prompt_file="plans/task.md",
-    )
-
-
-def test_prompt_file_absolute(tmp_path: Path) -> None:
-    task = tmp_path / "task.md"
-    task.write_text("Absolute task")
-    assert parse(f"--prompt-file={shlex.quote(str(task))}", ROOT) == StartRequest(
-        prompt="Absolute task", prompt_file=str(task),
-    )
-
-
-def test_completion_promise_file(tmp_path: Path) -> None:
-    (tmp_path / "promise.txt").write_text("  ALL\n  TESTS   PASS\n")
-    assert parse("go --completion-promise-file promise.txt", tmp_path) == StartRequest(
-        prompt="go", promise="ALL TESTS PASS", promise_file="promise.txt",
-    )
-
-
-def test_both_files(tmp_path: Path) -> None:
-    (tmp_path / "p.md").write_text("Task from file")
-    (tmp_path / "done.txt").write_text("SHIPPED")
-    request = parse(
-        "--prompt-file p.md --completion-promise-file done.txt --verify 'pytest -q'", tmp_path
-    )
-    assert request == StartRequest(
-        prompt="Task from file", promise="SHIPPED", verify=["pytest -q"],
-        prompt_file="p.md", promise_file="done.txt",
-    )
-
-
-@pytest.mark.parametrize("flag", ["--prompt-file", "--completion-promise-file"])
-def test_missing_file_refused(tmp_path: Path, flag: str) -> None:
-    words = "" if flag == "--prompt-file" else "go "
-    assert refusal(f"{words}{flag} nope.md", tmp_path) == (
-        f"{flag} nope.md: no such file under {tmp_path}; "
-        "give a path relative to the project root"
-    )
-
-
-@pytest.mark.parametrize("flag", ["--prompt-file", "--completion-promise-file"])
-def test_directory_refused(tmp_path: Path, flag: str) -> None:
-    (tmp_path / "plans").mkdir()
-    words = "" if flag == "--prompt-file" else "go "
-    assert refusal(f"{words}{flag} plans", tmp_path) == (
-        f"{flag} plans: that is a directory; give a file"
-    )
-
-
-def test_empty_prompt_file_refused(tmp_path: Path) -> None:
-    (tmp_path / "empty.md").write_text(" \n\t\n")
-    assert refusal("--prompt-file empty.md", tmp_path) == (
-        "--prompt-file empty.md is empty: write the task in it"
-    )
-
-
-def test_empty_promise_file_refused(tmp_path: Path) -> None:
-    (tmp_path / "empty.txt").write_text("\n")
-    assert refusal("go --completion-promise-file empty.txt", tmp_path) == (
-        "--completion-promise-file empty.txt is empty: "
-        "give the text the agent must output, e.g. DONE"
-    )
-
-
-def test_non_utf8_file_refused(tmp_path: Path) -> None:
-    (tmp_path / "latin1.md").write_bytes(b"caf\xe9")
-    assert refusal("--prompt-file latin1.md", tmp_path) == (
-        "--prompt-file latin1.md: not UTF-8 text; save it as UTF-8"
-    )
-
-
-def test_huge_file_refused(tmp_path: Path) -> None:
-    (tmp_path / "big.md").write_bytes(b"x" * (1024 * 1024 + 1))
-    assert refusal("--prompt-file big.md", tmp_path) == (
-        "--prompt-file big.md: over 1 MiB; point at a smaller file"
-    )
-
-
-def test_endless_device_refused_without_reading_it() -> None:
-    assert refusal("--prompt-file /dev/zero") == (
-        "--prompt-file /dev/zero: not a regular file (a FIFO, device or socket); give a plain file"
-    )
-
-
 def test_inline_prompt_plus_prompt_file_refused(tmp_path: Path) -> None:
     (tmp_path / "task.md").write_text("Task")
     assert refusal("Do it --prompt-file task.md", tmp_path) == (
@@ -287,7 +198,7 @@ def test_promise_and_promise_file_refused(tmp_path: Path) -> None:
     )
 
 
-# --- --verify, unknown flags, quoting ---------------------------------------------------------
+# --- --verify, unknown flags, quoting -------------------------------------------------------------
 
 
 def test_verify_is_repeatable_and_ordered() -> None:
@@ -318,7 +229,90 @@ def test_empty_prompt_refused(args: str) -> None:
     assert refusal(args) == f"the prompt is empty: type {LOOP_USAGE}"
 
 
-# --- match_command ----------------------------------------------------------------------------
+# --- --quiesce-after, --timeout-minutes, --plan given twice ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "quiesce_after", "timeout"),
+    [
+        ("go --quiesce-after 3", 3, None),
+        ("go --quiesce-after=1", 1, None),
+        ("go --quiesce-after 7", 7, None),
+        ("go --timeout-minutes 30", 2, 30),
+        ("--timeout-minutes=10080 go --quiesce-after 007", 7, 10080),
+    ],
+)
+def test_quiesce_after_and_timeout(args: str, quiesce_after: int, timeout: int | None) -> None:
+    assert start_request(args, ROOT) == StartRequest(
+        prompt="go", quiesce_after=quiesce_after, timeout_minutes=timeout
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ("go --quiesce-after 0", "--quiesce-after needs a whole number from 1 to 7, not '0': "
+                                 "for example --quiesce-after 2"),
+        ("go --quiesce-after 8", "--quiesce-after needs a whole number from 1 to 7, not "
+                                   "'8': for example --quiesce-after 2"),
+        ("go --quiesce-after -1", "--quiesce-after needs a whole number from 1 to 7, not "
+                                  "'-1': for example --quiesce-after 2"),
+        ("go --quiesce-after two", "--quiesce-after needs a whole number from 1 to 7, not "
+                                   "'two': for example --quiesce-after 2"),
+        ("go --timeout-minutes 0", "--timeout-minutes needs a whole number from 1 to 10080, not "
+                                   "'0': for example --timeout-minutes 2"),
+        ("go --timeout-minutes 10081", "--timeout-minutes needs a whole number from 1 to 10080, "
+                                       "not '10081': for example --timeout-minutes 2"),
+        ("go --timeout-minutes 1.5", "--timeout-minutes needs a whole number from 1 to 10080, "
+                                     "not '1.5': for example --timeout-minutes 2"),
+        ("go --timeout-minutes ''", "--timeout-minutes needs a whole number from 1 to 10080, "
+                                    "not '': for example --timeout-minutes 2"),
+        ("go --timeout-minutes 5 --timeout-minutes 6",
+         "--timeout-minutes was given 2 times: give it once"),
+        ("go --quiesce-after 2 --quiesce-after=2",
+         "--quiesce-after was given 2 times: give it once"),
+        ("go --plan a.md --plan b.md", "--plan was given 2 times: give it once"),
+    ],
+)
+def test_protocol_flag_refusals(args: str, message: str) -> None:
+    assert refusal(args) == message
+
+
+@pytest.mark.parametrize("flag", ["--plan", "--quiesce-after", "--timeout-minutes"])
+def test_protocol_flags_need_a_value(flag: str) -> None:
+    assert refusal(f"go {flag}") == f"{flag} needs a value: type {LOOP_USAGE}"
+
+
+# --- gate mode: --gate, --allow-dirty, --effort ---------------------------------------------------
+
+
+def test_gate_is_repeatable_and_allow_dirty_and_effort_are_taken(tmp_path: Path) -> None:
+    request = start_request(
+        'Work --gate "pytest -q" --gate "ruff check ." --allow-dirty --effort xhigh', tmp_path)
+    assert request == StartRequest(prompt="Work", gate=["pytest -q", "ruff check ."],
+                                   allow_dirty=True, effort="xhigh")
+
+
+@pytest.mark.parametrize("level", EFFORT_LEVELS)
+def test_every_effort_level_is_taken(tmp_path: Path, level: str) -> None:
+    assert start_request(f"Work --effort {level}", tmp_path) == StartRequest(
+        prompt="Work", effort=level)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ("Work --allow-dirty", "--allow-dirty is for gate mode: add --gate CMD, or drop it"),
+    ('Work --gate "  "', '--gate needs a command, e.g. --gate "pytest -q"'),
+    ("Work --effort extreme",
+     "--effort must be one of low, medium, high, xhigh, max, not 'extreme'"),
+    ("Work --effort low --effort high", "--effort was given 2 times: give it once"),
+])
+def test_gate_options_refused(tmp_path: Path, args: str, message: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        start_request(args, tmp_path)
+    assert str(refused.value) == message
+
+
+# --- match_command --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -375,27 +369,59 @@ def test_expect_no_args() -> None:
     assert str(caught.value) == "/cancel-ralph takes no arguments: type /cancel-ralph"
 
 
-@pytest.mark.parametrize("flag", ["--prompt-file", "--completion-promise-file"])
-@pytest.mark.parametrize("name", ["a\nb.md", "a\rb.md", "a\x00b.md", "\x00"])
-def test_unprintable_file_names_refused_on_one_line(flag: str, name: str) -> None:
-    words = "" if flag == "--prompt-file" else "go "
-    message = refusal(f"{words}{flag} {shlex.quote(name)}")
-    assert message.startswith(f"{flag} {name!r}: ")
+# --- /ralph-resume --------------------------------------------------------------------------------
 
 
-def test_existing_file_with_newline_in_name_refused_on_one_line(tmp_path: Path) -> None:
-    (tmp_path / "a\nb.md").write_text("\n")
-    quoted = shlex.quote("a\nb.md")
-    assert refusal(f"--prompt-file {quoted}", tmp_path) == (
-        "--prompt-file 'a\\nb.md' is empty: write the task in it"
-    )
-    assert refusal(f"go --completion-promise-file {quoted}", tmp_path) == (
-        "--completion-promise-file 'a\\nb.md' is empty: "
-        "give the text the agent must output, e.g. DONE"
-    )
+def resume_refusal(args: str) -> str:
+    with pytest.raises(UsageError) as caught:
+        parse_resume_args(args)
+    message = str(caught.value)
+    assert "\n" not in message and message.strip() == message and message
+    return message
 
 
-# --- properties -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "request_"),
+    [
+        ("", ResumeRequest()),
+        ("   ", ResumeRequest()),
+        ("--max-iterations 12", ResumeRequest(max_iterations=12)),
+        ("--timeout-minutes 30", ResumeRequest(timeout_minutes=30)),
+        ("--timeout-minutes=30 --max-iterations=9", ResumeRequest(9, 30)),
+    ],
+)
+def test_parse_resume_args(args: str, request_: ResumeRequest) -> None:
+    assert parse_resume_args(args) == request_
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ("go", f"/ralph-resume takes only options: type {RESUME_USAGE}"),
+        ("-- --max-iterations 3", f"/ralph-resume takes only options: type {RESUME_USAGE}"),
+        ("--max-iterations 9 please", f"/ralph-resume takes only options: type {RESUME_USAGE}"),
+        ("--verify 'pytest -q'", f"unknown option --verify: type {RESUME_USAGE}"),
+        ("--quiesce-after 3", f"unknown option --quiesce-after: type {RESUME_USAGE}"),
+        ("--max-iterations", f"--max-iterations needs a value: type {RESUME_USAGE}"),
+        ("--timeout-minutes", f"--timeout-minutes needs a value: type {RESUME_USAGE}"),
+        ("--max-iterations 0", "--max-iterations must be from 1 to 1000, not 0: a loop always "
+                               "has a cap; for example --max-iterations 8"),
+        ("--max-iterations lots", "--max-iterations needs a whole number from 1 to 1000, not "
+                                  "'lots': for example --max-iterations 8"),
+        ("--timeout-minutes 0", "--timeout-minutes needs a whole number from 1 to 10080, not "
+                                "'0': for example --timeout-minutes 2"),
+        ("--max-iterations 3 --max-iterations 4",
+         "--max-iterations was given 2 times: give it once"),
+        ("'unclosed", "could not read the arguments (No closing quotation): close the quote, or "
+                      "put the prompt in a file and pass --prompt-file PATH"),
+    ],
+)
+def test_parse_resume_args_refusals(args: str, message: str) -> None:
+    assert resume_refusal(args) == message
+
+
+# --- properties -----------------------------------------------------------------------------------
+
 
 _OPTION_SHAPED = re.compile(r"--[a-z][a-z-]*(?:=.*)?|--", re.DOTALL)
 
