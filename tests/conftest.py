@@ -66,3 +66,21 @@ def store(git_repo: Path) -> LoopStore:
     from tests.helpers.states import store_for
 
     return store_for(git_repo)
+
+
+@pytest.fixture(params=["main", "worktree"])
+def gate_project(request: pytest.FixtureRequest, git_repo: Path, tmp_path: Path) -> Path:
+    """A project with ignore rules (`*.log`, `build/`) and a few files, committed; in the
+    repository's main worktree, or in a linked worktree on branch `feature`."""
+    from tests.helpers.repo import git, write
+
+    write(git_repo, ".gitignore", "*.log\nbuild/\n")
+    write(git_repo, "src/app.py", "print('v1')\n")
+    write(git_repo, "src/util.py", "def helper():\n    return 1\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "base")
+    if request.param == "main":
+        return git_repo
+    worktree = tmp_path / "linked"
+    git(git_repo, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    return worktree

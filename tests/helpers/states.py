@@ -97,3 +97,21 @@ def lock_is_free(path: Path) -> bool:
         fcntl.flock(handle, fcntl.LOCK_UN)
         return True
 
+
+
+def active(root: Path, session_id: str = SESSION) -> LoopState:
+    """The session's running loop in the project; fails when there is none."""
+    state = store_for(root).load(session_id)
+    assert state is not None
+    return state
+
+
+def archived(root: Path) -> list[LoopState]:
+    """Every ended loop of the project, as the store's history lists them."""
+    return store_for(root).history()
+
+
+def only_archived(root: Path) -> LoopState:
+    """The one ended loop of the project; fails when there is not exactly one."""
+    [ended] = archived(root)
+    return ended

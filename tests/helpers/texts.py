@@ -15,3 +15,6 @@ START_TEXT = (
     "again each time you stop, until you output the completion promise or the iteration cap is "
     "reached.\n\n"
 )
+# What the next prompt says after gate mode reverted an iteration.
+REVERTED_NOTE = ("Your last attempt was reverted: the gate was still red after the repair. "
+                 "Start this iteration from the reverted tree.")

@@ -28,7 +28,7 @@ from finesse.signals import digest
 from finesse.support import git as gitstate
 from tests.helpers.repo import git
 from tests.helpers.states import SESSION, T0, T1, command_result, make_state, store_for
-from tests.helpers.texts import NOTES
+from tests.helpers.texts import NOTES, REVERTED_NOTE
 
 ROOT = Path("/project")
 PROMISE_REPLY = "All green. <promise>DONE</promise>"
@@ -812,8 +812,6 @@ GATE_NOTES = (
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
     "`Next: ...`."
 )
-REVERTED_NOTE = ("Your last attempt was reverted: the gate was still red after the repair. "
-                 "Start this iteration from the reverted tree.")
 RED_STREAK_END = ("Ralph loop failed: a systemic red streak reverted three consecutive "
                   "iterations (at iteration {done}).")
 LOOP_DONE_END = "Ralph loop done: the agent wrote done to its loop-done file at iteration {done}."

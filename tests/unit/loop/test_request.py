@@ -32,8 +32,6 @@ All unit tests pass.
 
 ## Review
 """
-
-
 GATE_PLAN = """\
 # Add the feature
 

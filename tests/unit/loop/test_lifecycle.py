@@ -1,4 +1,5 @@
-"""Starting, recording, finishing and resuming loops, in real temporary git repositories."""
+"""Starting, recording, finishing, resuming and describing loops, in real temporary git
+repositories; gate mode's refusals before a start and its --allow-dirty snapshot."""
 
 from __future__ import annotations
 
@@ -25,15 +26,20 @@ from finesse.loop.request import StartRequest
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
-from tests.helpers.repo import git
+from tests.helpers.gate import DONE_FILE, GATE, gate_section, start
+from tests.helpers.hooks import stop_reply
+from tests.helpers.plans import commit_plan
+from tests.helpers.repo import commits, git, head, project_status, write
 from tests.helpers.states import (
     OTHER_SESSION,
     SESSION,
     T0,
     T1,
+    active,
     command_result,
     files_under,
     make_state,
+    only_archived,
     read_json,
     store_for,
 )
@@ -63,12 +69,7 @@ GREEN = command_result("test -f done.txt", 0)
 
 @pytest.fixture
 def plan(git_repo: Path) -> Path:
-    path = git_repo / "tasks" / "todo.md"
-    path.parent.mkdir()
-    path.write_text(PLAN, encoding="utf-8")
-    git(git_repo, "add", "tasks/todo.md")
-    git(git_repo, "commit", "-q", "-m", "plan")
-    return path
+    return commit_plan(git_repo, PLAN)
 
 
 # --- start ------------------------------------------------------------------------------------
@@ -483,3 +484,87 @@ def test_files_dirty_before_the_start_are_not_the_loops_changes(
     [archived] = store.history()
     report = Path(archived.report_path).read_text(encoding="utf-8")
     assert report.split("## Files changed\n\n")[1].split("\n\n")[0] == "- `app.py`"
+
+
+# --- gate mode: the refusals before a start, and the --allow-dirty snapshot -----------------------
+
+
+def test_a_dirty_tree_is_refused_without_allow_dirty(gate_project: Path) -> None:
+    start_head = head(gate_project)
+    write(gate_project, "scratch.txt", "uncommitted\n")
+    with pytest.raises(UsageError) as refused:
+        start(gate_project, f'Work --gate "{GATE}"')
+    assert str(refused.value) == (
+        "gate mode needs a clean working tree and scratch.txt has uncommitted changes: commit "
+        "or stash them, or pass --allow-dirty to commit them as a snapshot first"
+    )
+    assert store_for(gate_project).load(SESSION) is None
+    assert (head(gate_project), project_status(gate_project)) == (start_head, "?? scratch.txt")
+
+
+def test_a_detached_head_is_refused(git_repo: Path) -> None:
+    git(git_repo, "switch", "-q", "--detach")
+    with pytest.raises(UsageError) as refused:
+        start(git_repo, f'Work --gate "{GATE}" --allow-dirty')
+    assert str(refused.value) == (
+        f"gate mode commits on a branch and HEAD is detached at {head(git_repo)[:12]}: "
+        "run `git switch <branch>` (or `git switch -c <new-branch>`) first"
+    )
+    assert store_for(git_repo).load(SESSION) is None
+
+
+def test_outside_git_is_refused(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(UsageError) as refused:
+        start(plain, f'Work --gate "{GATE}"')
+    assert str(refused.value) == (
+        f"gate mode needs a git repository and {plain} is not in one: run `git init` and "
+        "commit the project first, or leave out --gate"
+    )
+    assert store_for(plain).load(SESSION) is None
+
+
+def test_a_clean_start_records_its_base_and_no_snapshot(gate_project: Path) -> None:
+    before = commits(gate_project)
+    state = start(gate_project, f'Work --gate "{GATE}" --effort high')
+    assert (state.gate, state.effort, state.snapshot_commit, state.iteration_base) == (
+        [GATE], "high", None, head(gate_project))
+    assert (state.red_streak, state.empty_iterations, state.repairing) == (0, 0, False)
+    assert commits(gate_project) == before
+
+
+def test_allow_dirty_commits_a_snapshot_recorded_in_state_and_report(gate_project: Path) -> None:
+    before = commits(gate_project)
+    write(gate_project, "README.md", "edited by hand\n")
+    write(gate_project, "scratch.txt", "uncommitted\n")
+    write(gate_project, "debug.log", "ignored\n")
+    state = start(gate_project, f'Work --gate "{GATE}" --allow-dirty --max-iterations 1')
+    snapshot = head(gate_project)
+    assert commits(gate_project) == [f"ralph: snapshot before loop {state.loop_id}", *before]
+    assert git(gate_project, "show", "--name-status", "--format=", snapshot) == (
+        "M\tREADME.md\nA\tscratch.txt")
+    assert (state.snapshot_commit, state.iteration_base) == (snapshot, snapshot)
+    assert active(gate_project) == state
+    assert project_status(gate_project) == ""
+
+    output = stop_reply(gate_project, "Approach: nothing to do\nLooked around.")
+    loop = only_archived(gate_project)
+    assert output == {"systemMessage": (
+        "Ralph loop stopped: 1 iterations made without <promise>RALPH_LOOP_STOP</promise>.\n"
+        "Resume: /ralph-resume --max-iterations 2\n"
+        f"Report: .claude/ralph/reports/{loop.loop_id}.md")}
+    report = (gate_project / loop.report_path).read_text()
+    assert gate_section(report) == [
+        f"Gate: `{GATE}`",
+        f"- snapshot of the starting state (--allow-dirty): `{snapshot}`",
+        "- iteration 1: empty",
+        "- red streak at the end: 0; empty iterations: 1",
+    ]
+    assert (gate_project / "debug.log").read_text() == "ignored\n"
+
+
+def test_a_stale_loop_done_file_does_not_make_the_tree_dirty(git_repo: Path) -> None:
+    write(git_repo, DONE_FILE, "done\n")
+    start(git_repo, f'Work --gate "{GATE}"')
+    assert not (git_repo / DONE_FILE).exists()
