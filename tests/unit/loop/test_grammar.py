@@ -422,7 +422,6 @@ def test_parse_resume_args_refusals(args: str, message: str) -> None:
 
 # --- properties -----------------------------------------------------------------------------------
 
-
 _OPTION_SHAPED = re.compile(r"--[a-z][a-z-]*(?:=.*)?|--", re.DOTALL)
 
 

@@ -1,38 +1,23 @@
-"""The stdlib launchers in real subprocesses: a whole loop driven through stdin JSON."""
+"""The one launcher, `python3 -S hooks/launch.py EVENT`, in real subprocesses with JSON on
+stdin: whole loops driven through it, the events it answers with the standard library
+alone, and the old python3 it refuses in one line."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from finesse.loop.lifecycle import start_context
+from finesse.state.store import LoopStore
+from tests.helpers.hooks import prompt_input, session_end_input, session_start_input, stop_input
 from tests.helpers.launch import LAUNCHER, PROMPT_SUBMIT, STOP, hook_env, run_launcher
-from tests.helpers.states import OTHER_SESSION, SESSION, files_under, store_for
+from tests.helpers.states import OTHER_SESSION, SESSION, T0, files_under, make_state, store_for
+from tests.helpers.texts import NOTES
 
-NOTES = (
-    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
-    "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
-    "`Next: ...`."
-)
-
-
-def stop_json(reply: str, session_id: str = SESSION, cwd: Path | None = None) -> bytes:
-    return json.dumps({
-        "session_id": session_id, "transcript_path": "/nonexistent.jsonl",
-        "cwd": str(cwd) if cwd else "/", "permission_mode": "default",
-        "hook_event_name": "Stop", "stop_hook_active": True,
-        "last_assistant_message": reply,
-    }).encode()
-
-
-def prompt_json(prompt: str, session_id: str = SESSION) -> bytes:
-    return json.dumps({
-        "session_id": session_id, "transcript_path": "/nonexistent.jsonl", "cwd": "/",
-        "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt,
-    }).encode()
+# --- a loop through the launcher: UserPromptSubmit and Stop ---------------------------------------
 
 
 def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
@@ -43,8 +28,8 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
 
     started = run_launcher(
         PROMPT_SUBMIT,
-        prompt_json("/ralph-loop \"Fix it's tests; $(touch PWNED)\" --max-iterations 5 "
-                    "--completion-promise 'ALL DONE' --quiesce-after 3"),
+        prompt_input("/ralph-loop \"Fix it's tests; $(touch PWNED)\" --max-iterations 5 "
+                     "--completion-promise 'ALL DONE' --quiesce-after 3", cwd="/"),
         env, sub,
     )
     assert (started.code, started.stderr) == (0, "")
@@ -68,7 +53,8 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
     assert files_under(store.paths.loops) == [f"{SESSION}.json"]
 
     for number, reply in ((2, "Read the code."), (3, "Fixed one test, one left.")):
-        result = run_launcher(STOP, stop_json(reply, cwd=sub), env, sub)
+        raw = stop_input(reply, cwd=str(sub), stop_hook_active=True)
+        result = run_launcher(STOP, raw, env, sub)
         assert (result.code, result.stderr) == (0, "")
         assert result.output() == {
             "decision": "block",
@@ -78,8 +64,9 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
             "systemMessage": f"Ralph iteration {number}/5",
         }
 
-    done = run_launcher(STOP, stop_json("Both pass.\n<promise>ALL  DONE</promise>", cwd=sub),
-                        env, sub)
+    raw = stop_input("Both pass.\n<promise>ALL  DONE</promise>", cwd=str(sub),
+                     stop_hook_active=True)
+    done = run_launcher(STOP, raw, env, sub)
     assert (done.code, done.stderr) == (0, "")
     assert files_under(store.paths.loops) == []
     [ended] = store.history()
@@ -92,13 +79,14 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
     )
     assert not (git_repo / "PWNED").exists() and not (sub / "PWNED").exists()
 
-    after = run_launcher(STOP, stop_json("anything"), env, sub)
+    after = run_launcher(STOP, stop_input("anything", cwd="/", stop_hook_active=True), env, sub)
     assert (after.code, after.stdout, after.stderr) == (0, "", "")
 
 
 def test_no_loop_prints_nothing(git_repo: Path) -> None:
     env = hook_env(git_repo)
-    for raw in (stop_json("<promise>RALPH_LOOP_STOP</promise>"), b"", b"garbage", b"[]"):
+    claim = stop_input("<promise>RALPH_LOOP_STOP</promise>", cwd="/", stop_hook_active=True)
+    for raw in (claim, b"", b"garbage", b"[]"):
         result = run_launcher(STOP, raw, env, git_repo)
         assert (result.code, result.stdout, result.stderr) == (0, "", "")
     assert not (git_repo / ".claude").exists()
@@ -106,24 +94,27 @@ def test_no_loop_prints_nothing(git_repo: Path) -> None:
 
 def test_other_sessions_loop_prints_nothing(git_repo: Path) -> None:
     env = hook_env(git_repo)
-    run_launcher(PROMPT_SUBMIT, prompt_json("/ralph-loop theirs", OTHER_SESSION), env, git_repo)
+    run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop theirs", OTHER_SESSION, "/"), env,
+                 git_repo)
     path = store_for(git_repo).paths.loop_file(OTHER_SESSION)
     before = path.read_bytes()
-    result = run_launcher(STOP, stop_json("<promise>RALPH_LOOP_STOP</promise>"), env, git_repo)
+    claim = stop_input("<promise>RALPH_LOOP_STOP</promise>", cwd="/", stop_hook_active=True)
+    result = run_launcher(STOP, claim, env, git_repo)
     assert (result.code, result.stdout, result.stderr) == (0, "", "")
     assert path.read_bytes() == before
 
 
 def test_ordinary_prompts_print_nothing(git_repo: Path) -> None:
     env = hook_env(git_repo)
-    for raw in (prompt_json("Fix the tests"), prompt_json("/ralph-loopy x"), b"", b"{"):
+    for raw in (prompt_input("Fix the tests", cwd="/"), prompt_input("/ralph-loopy x", cwd="/"),
+                b"", b"{"):
         result = run_launcher(PROMPT_SUBMIT, raw, env, git_repo)
         assert (result.code, result.stdout, result.stderr) == (0, "", "")
     assert not (git_repo / ".claude").exists()
 
 
 def test_bad_arguments_are_blocked_through_the_launcher(git_repo: Path) -> None:
-    result = run_launcher(PROMPT_SUBMIT, prompt_json("/ralph-loop go --max-iterations 0"),
+    result = run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop go --max-iterations 0", cwd="/"),
                           hook_env(git_repo), git_repo)
     assert (result.code, result.stderr) == (0, "")
     assert result.output() == {
@@ -136,11 +127,12 @@ def test_bad_arguments_are_blocked_through_the_launcher(git_repo: Path) -> None:
 
 def test_stop_finds_the_root_from_cwd_without_project_dir(git_repo: Path) -> None:
     env = hook_env(git_repo)
-    run_launcher(PROMPT_SUBMIT, prompt_json("/ralph-loop go"), env, git_repo)
+    run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop go", cwd="/"), env, git_repo)
     del env["CLAUDE_PROJECT_DIR"]
     sub = git_repo / "deep" / "er"
     sub.mkdir(parents=True)
-    result = run_launcher(STOP, stop_json("working", cwd=sub), env, sub)
+    raw = stop_input("working", cwd=str(sub), stop_hook_active=True)
+    result = run_launcher(STOP, raw, env, sub)
     assert result.output() == {
         "decision": "block",
         "reason": "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it "
@@ -153,10 +145,11 @@ def test_stop_path_needs_no_plugin_environment(git_repo: Path, tmp_path: Path) -
     # The Stop hook's active path is standard library only: with no virtualenv built and
     # no site-packages (python3 -S), the loop still continues.
     env = hook_env(git_repo)
-    run_launcher(PROMPT_SUBMIT, prompt_json("/ralph-loop go"), env, git_repo)
+    run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop go", cwd="/"), env, git_repo)
     env.pop("FINESSE_RUNTIME")
     env["CLAUDE_PLUGIN_DATA"] = str(tmp_path / "empty-plugin-data")
-    result = run_launcher(STOP, stop_json("working"), env, git_repo)
+    raw = stop_input("working", cwd="/", stop_hook_active=True)
+    result = run_launcher(STOP, raw, env, git_repo)
     assert (result.code, result.stderr) == (0, "")
     assert result.output() == {
         "decision": "block",
@@ -187,3 +180,55 @@ def test_prompt_launcher_refuses_an_old_python_in_one_line(version: tuple[int, i
         '{"decision": "block", "reason": "finesse: needs Python 3.11 or newer as python3, '
         f'found {found}; see `ralph doctor`"}}'
     )
+
+
+# --- SessionStart and SessionEnd through the launcher ---------------------------------------------
+
+
+def test_launcher_without_loop_state_imports_nothing_and_says_nothing(git_repo: Path) -> None:
+    env = hook_env(git_repo)
+    for event, raw in (("session-start", session_start_input("compact")),
+                       ("session-end", session_end_input("clear")),
+                       ("session-start", b"garbage"), ("session-end", b"")):
+        result = run_launcher(event, raw, env, git_repo)
+        assert (result.code, result.stdout, result.stderr) == (0, "", "")
+    assert not (git_repo / ".claude").exists()
+
+
+def test_launcher_re_states_and_archives(git_repo: Path, store: LoopStore) -> None:
+    env = hook_env(git_repo)
+    env.pop("FINESSE_RUNTIME")  # standard library only: no plugin environment needed
+    state = make_state(git_repo, started_at=T0)
+    store.save(state)
+    started = run_launcher("session-start", session_start_input("compact"), env, git_repo)
+    assert (started.code, started.stderr) == (0, "")
+    assert started.output() == {"hookSpecificOutput": {
+        "hookEventName": "SessionStart",
+        "additionalContext": "(Re-stated after compact)\n" + start_context(state),
+    }}
+    ended = run_launcher("session-end", session_end_input("clear"), env, git_repo)
+    assert (ended.code, ended.stdout, ended.stderr) == (0, "", "")
+    [archived] = store.history()
+    assert (archived.loop_id, archived.outcome, archived.end_message) == (
+        state.loop_id, "cancelled", "Ralph loop cancelled by /clear at iteration 1/8."
+    )
+    told = run_launcher("session-start", session_start_input("clear", OTHER_SESSION), env, git_repo)
+    assert told.output() == {
+        "systemMessage": f"finesse: /clear ended the Ralph loop of the previous session "
+                         f"({state.loop_id}); it was archived as cancelled. Start a new one "
+                         "with /ralph-loop."
+    }
+
+
+def test_launcher_finds_the_root_from_a_subdirectory(git_repo: Path, store: LoopStore) -> None:
+    env = hook_env(git_repo)
+    del env["CLAUDE_PROJECT_DIR"]
+    sub = git_repo / "src"
+    sub.mkdir()
+    state = make_state(git_repo)
+    store.save(state)
+    started = run_launcher("session-start", session_start_input("compact", cwd=str(sub)), env, sub)
+    assert started.output() == {"hookSpecificOutput": {
+        "hookEventName": "SessionStart",
+        "additionalContext": "(Re-stated after compact)\n" + start_context(state),
+    }}

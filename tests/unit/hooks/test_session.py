@@ -1,69 +1,40 @@
-"""SessionStart and SessionEnd: a loop is re-stated after compaction or resume, and `/clear`
-archives it as cancelled and says so, in process and through the launcher."""
+"""SessionStart and SessionEnd in process: a loop is re-stated after compaction or resume, and
+`/clear` archives it as cancelled and says so."""
 
 from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import finesse.hooks.session
 from finesse.engine import end_loop
 from finesse.hooks.session import handle_end, handle_start, main_end, main_start
 from finesse.loop.lifecycle import start_context
 from finesse.models import LoopState, replace
 from finesse.state.store import LoopStore
-from tests.helpers.launch import REPO_ROOT, Run, hook_env
+from tests.helpers.hooks import env_for, session_end_input, session_start_input
 from tests.helpers.states import (
     OTHER_SESSION,
     SESSION,
-    T0,
     T1,
     command_result,
     files_under,
     make_state,
 )
 
-SESSION_LAUNCHER = REPO_ROOT / "hooks" / "launch.py"
+pytestmark = pytest.mark.usefixtures("session_hooks_clock")
 CLEARED = "Ralph loop cancelled by /clear at iteration 3/8."
-
-
-def start_input(source: str | None, session_id: str = SESSION, cwd: str = "/somewhere",
-                **extra: Any) -> bytes:
-    return json.dumps({
-        "session_id": session_id, "transcript_path": "/nonexistent.jsonl", "cwd": cwd,
-        "hook_event_name": "SessionStart", "source": source, "model": "claude-sonnet-4-5",
-        **extra,
-    }).encode()
-
-
-def end_input(reason: str | None, session_id: str = SESSION, cwd: str = "/somewhere") -> bytes:
-    return json.dumps({
-        "session_id": session_id, "transcript_path": "/nonexistent.jsonl", "cwd": cwd,
-        "permission_mode": "default", "hook_event_name": "SessionEnd", "reason": reason,
-    }).encode()
-
-
-def env_for(root: Path) -> dict[str, str]:
-    return {"CLAUDE_PROJECT_DIR": str(root)}
-
-
-@pytest.fixture(autouse=True)
-def _fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(finesse.hooks.session, "utcnow", lambda: T1)
 
 
 def running(root: Path, **fields: Any) -> LoopState:
     return make_state(root, iteration=3, verify=["pytest -q"], **fields)
 
 
-# --- SessionStart -----------------------------------------------------------------------------
+# --- SessionStart ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("source", ["compact", "resume"])
@@ -72,7 +43,7 @@ def test_the_loop_is_re_stated(git_repo: Path, store: LoopStore, source: str) ->
                                                   command_result("ruff check .", 0)])
     store.save(state)
     before = store.paths.loop_file(SESSION).read_bytes()
-    assert handle_start(start_input(source), env_for(git_repo), str(git_repo)) == {
+    assert handle_start(session_start_input(source), env_for(git_repo), str(git_repo)) == {
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
             "additionalContext": (
@@ -99,14 +70,14 @@ def test_the_loop_is_re_stated(git_repo: Path, store: LoopStore, source: str) ->
 def test_re_stated_with_a_green_verification_or_none(git_repo: Path, store: LoopStore) -> None:
     state = running(git_repo, last_verification=[command_result("pytest -q", 0)])
     store.save(state)
-    output = handle_start(start_input("compact"), env_for(git_repo), str(git_repo))
+    output = handle_start(session_start_input("compact"), env_for(git_repo), str(git_repo))
     assert output == {"hookSpecificOutput": {
         "hookEventName": "SessionStart",
         "additionalContext": "(Re-stated after compact)\n" + start_context(state)
                              + "\n\nLast verification: green",
     }}
     store.save(replace(state, last_verification=[]))
-    output = handle_start(start_input("resume"), env_for(git_repo), str(git_repo))
+    output = handle_start(session_start_input("resume"), env_for(git_repo), str(git_repo))
     assert output == {"hookSpecificOutput": {
         "hookEventName": "SessionStart",
         "additionalContext": "(Re-stated after resume)\n" + start_context(state),
@@ -117,12 +88,12 @@ def test_re_stated_with_a_green_verification_or_none(git_repo: Path, store: Loop
 def test_nothing_to_say_without_a_loop(git_repo: Path, store: LoopStore,
                                        source: str | None) -> None:
     store.save(running(git_repo, session_id=OTHER_SESSION))
-    assert handle_start(start_input(source), env_for(git_repo), str(git_repo)) is None
+    assert handle_start(session_start_input(source), env_for(git_repo), str(git_repo)) is None
 
 
 def test_startup_says_nothing_even_with_a_loop(git_repo: Path, store: LoopStore) -> None:
     store.save(running(git_repo))
-    assert handle_start(start_input("startup"), env_for(git_repo), str(git_repo)) is None
+    assert handle_start(session_start_input("startup"), env_for(git_repo), str(git_repo)) is None
 
 
 @pytest.mark.parametrize(
@@ -138,13 +109,13 @@ def test_unusable_start_and_end_input(git_repo: Path, store: LoopStore, raw: byt
     assert store.paths.loop_file(SESSION).read_bytes() == before
 
 
-# --- SessionEnd and /clear --------------------------------------------------------------------
+# --- SessionEnd and /clear ------------------------------------------------------------------------
 
 
 def test_clear_archives_the_loop_as_cancelled(git_repo: Path, store: LoopStore) -> None:
     state = running(git_repo)
     store.save(state)
-    assert handle_end(end_input("clear"), env_for(git_repo), str(git_repo)) is None
+    assert handle_end(session_end_input("clear"), env_for(git_repo), str(git_repo)) is None
     report = store.paths.reports / f"{state.loop_id}.md"
     assert store.history() == [replace(
         end_loop(state, "cancelled", CLEARED, T1), report_path=str(report), ended_by="/clear"
@@ -161,14 +132,14 @@ def test_other_session_ends_keep_the_loop(git_repo: Path, store: LoopStore,
                                           reason: str | None) -> None:
     store.save(running(git_repo))
     before = store.paths.loop_file(SESSION).read_bytes()
-    assert handle_end(end_input(reason), env_for(git_repo), str(git_repo)) is None
+    assert handle_end(session_end_input(reason), env_for(git_repo), str(git_repo)) is None
     assert store.paths.loop_file(SESSION).read_bytes() == before
     assert store.history() == []
 
 
 def test_clear_of_a_session_without_a_loop(git_repo: Path, store: LoopStore) -> None:
     store.save(running(git_repo, session_id=OTHER_SESSION))
-    assert handle_end(end_input("clear"), env_for(git_repo), str(git_repo)) is None
+    assert handle_end(session_end_input("clear"), env_for(git_repo), str(git_repo)) is None
     assert store.history() == []
     assert files_under(store.paths.loops) == [f"{OTHER_SESSION}.json"]
 
@@ -176,9 +147,9 @@ def test_clear_of_a_session_without_a_loop(git_repo: Path, store: LoopStore) -> 
 def test_the_new_session_after_clear_is_told(git_repo: Path, store: LoopStore) -> None:
     state = running(git_repo)
     store.save(state)
-    handle_end(end_input("clear"), env_for(git_repo), str(git_repo))
+    handle_end(session_end_input("clear"), env_for(git_repo), str(git_repo))
     # /clear starts a session with a new id.
-    assert handle_start(start_input("clear", OTHER_SESSION), env_for(git_repo),
+    assert handle_start(session_start_input("clear", OTHER_SESSION), env_for(git_repo),
                         str(git_repo)) == {
         "systemMessage": f"finesse: /clear ended the Ralph loop of the previous session "
                          f"({state.loop_id}); it was archived as cancelled. Start a new one "
@@ -200,7 +171,8 @@ def test_only_a_recent_clear_is_told(git_repo: Path, store: LoopStore, ended: An
     store.archive(replace(end_loop(running(git_repo), "cancelled", CLEARED, ended),
                           ended_by=by))
 
-    output = handle_start(start_input("clear", OTHER_SESSION), env_for(git_repo), str(git_repo))
+    output = handle_start(session_start_input("clear", OTHER_SESSION), env_for(git_repo),
+                          str(git_repo))
     assert (output is not None) is told
 
 
@@ -208,14 +180,14 @@ def test_cwd_in_a_subdirectory_finds_the_root(git_repo: Path, store: LoopStore) 
     sub = git_repo / "src"
     sub.mkdir()
     store.save(running(git_repo))
-    output = handle_start(start_input("compact", cwd=str(sub)), {}, str(sub))
+    output = handle_start(session_start_input("compact", cwd=str(sub)), {}, str(sub))
     assert output is not None and set(output) == {"hookSpecificOutput"}
-    assert handle_end(end_input("clear", cwd=str(sub)), {}, str(sub)) is None
+    assert handle_end(session_end_input("clear", cwd=str(sub)), {}, str(sub)) is None
     assert [loop.outcome for loop in store.history()] == ["cancelled"]
     assert not (sub / ".claude").exists()
 
 
-# --- entry points and the launcher ------------------------------------------------------------
+# --- the entry points -----------------------------------------------------------------------------
 
 
 def test_main_start_and_main_end(git_repo: Path, store: LoopStore,
@@ -224,70 +196,13 @@ def test_main_start_and_main_end(git_repo: Path, store: LoopStore,
     state = running(git_repo)
     store.save(state)
     out = io.StringIO()
-    assert main_start(stdin=io.BytesIO(start_input("compact")), stdout=out) == 0
+    assert main_start(stdin=io.BytesIO(session_start_input("compact")), stdout=out) == 0
     assert out.getvalue().count("\n") == 1
     assert json.loads(out.getvalue()) == {"hookSpecificOutput": {
         "hookEventName": "SessionStart",
         "additionalContext": "(Re-stated after compact)\n" + start_context(state),
     }}
     out = io.StringIO()
-    assert main_end(stdin=io.BytesIO(end_input("clear")), stdout=out) == 0
+    assert main_end(stdin=io.BytesIO(session_end_input("clear")), stdout=out) == 0
     assert out.getvalue() == ""
     assert [loop.outcome for loop in store.history()] == ["cancelled"]
-
-
-def run_session_launcher(event: str, stdin: bytes, env: dict[str, str], cwd: Path) -> Run:
-    done = subprocess.run(
-        [sys.executable, "-S", str(SESSION_LAUNCHER), event], input=stdin,
-        capture_output=True, env=env, cwd=cwd, timeout=60,
-    )
-    return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
-
-
-def test_launcher_without_loop_state_imports_nothing_and_says_nothing(git_repo: Path) -> None:
-    env = hook_env(git_repo)
-    for event, raw in (("session-start", start_input("compact")),
-                       ("session-end", end_input("clear")),
-                       ("session-start", b"garbage"), ("session-end", b"")):
-        result = run_session_launcher(event, raw, env, git_repo)
-        assert (result.code, result.stdout, result.stderr) == (0, "", "")
-    assert not (git_repo / ".claude").exists()
-
-
-def test_launcher_re_states_and_archives(git_repo: Path, store: LoopStore) -> None:
-    env = hook_env(git_repo)
-    env.pop("FINESSE_RUNTIME")  # standard library only: no plugin environment needed
-    state = make_state(git_repo, started_at=T0)
-    store.save(state)
-    started = run_session_launcher("session-start", start_input("compact"), env, git_repo)
-    assert (started.code, started.stderr) == (0, "")
-    assert started.output() == {"hookSpecificOutput": {
-        "hookEventName": "SessionStart",
-        "additionalContext": "(Re-stated after compact)\n" + start_context(state),
-    }}
-    ended = run_session_launcher("session-end", end_input("clear"), env, git_repo)
-    assert (ended.code, ended.stdout, ended.stderr) == (0, "", "")
-    [archived] = store.history()
-    assert (archived.loop_id, archived.outcome, archived.end_message) == (
-        state.loop_id, "cancelled", "Ralph loop cancelled by /clear at iteration 1/8."
-    )
-    told = run_session_launcher("session-start", start_input("clear", OTHER_SESSION), env, git_repo)
-    assert told.output() == {
-        "systemMessage": f"finesse: /clear ended the Ralph loop of the previous session "
-                         f"({state.loop_id}); it was archived as cancelled. Start a new one "
-                         "with /ralph-loop."
-    }
-
-
-def test_launcher_finds_the_root_from_a_subdirectory(git_repo: Path, store: LoopStore) -> None:
-    env = hook_env(git_repo)
-    del env["CLAUDE_PROJECT_DIR"]
-    sub = git_repo / "src"
-    sub.mkdir()
-    state = make_state(git_repo)
-    store.save(state)
-    started = run_session_launcher("session-start", start_input("compact", cwd=str(sub)), env, sub)
-    assert started.output() == {"hookSpecificOutput": {
-        "hookEventName": "SessionStart",
-        "additionalContext": "(Re-stated after compact)\n" + start_context(state),
-    }}
