@@ -1,6 +1,8 @@
 """Fixtures shared by every test: nothing may touch the real home or the real state.
 
 This is the one conftest of the unit tests; plain builders and helpers live in tests/helpers.
+The fixtures import the package (and the helpers that do) when they run: the package is put
+on sys.path below.
 """
 
 from __future__ import annotations
