@@ -18,7 +18,6 @@ from finesse.signals import (
     promise_texts,
     record_fields,
     result_line,
-    strip_code,
 )
 
 TAG = "<promise>DONE</promise>"
@@ -109,11 +108,6 @@ def test_promise_texts_lists_every_prose_tag() -> None:
         "<promise>second\nline</promise>"
     )
     assert promise_texts(reply) == ["first one", "second line"]
-
-
-def test_strip_code_keeps_prose_only() -> None:
-    reply = "before\n```python\nx = 1\n```\nmiddle `y` after\n~~~\nz\n~~~\nend"
-    assert strip_code(reply) == "before\nmiddle   after\nend"
 
 
 def test_collapse_whitespace() -> None:

@@ -1,0 +1,90 @@
+"""`ralph report`: the report of an ended loop, or its whole state as JSON; exit codes,
+stdout and stderr whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from finesse.schema import to_dict
+from finesse.state.store import LoopStore
+from tests.helpers.cli import ended_loop, run
+from tests.helpers.states import (
+    make_state,
+)
+
+pytestmark = pytest.mark.usefixtures("ralph_clock")
+
+
+def test_report_prints_the_latest_report(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    ended_loop(store, root, "aaa111", 10, report_text="# older\n")
+    ended_loop(store, root, "bbb222", 30, report_text="# latest ✓\n\n- Status: limit\n")
+    ended_loop(store, root, "ccc333", 20, report_text="# middle\n")
+    assert run(capsys, "report", "--project", str(root)) == (
+        0, "# latest ✓\n\n- Status: limit\n", ""
+    )
+
+
+def test_report_of_a_given_loop_by_its_id_or_a_prefix(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    older = ended_loop(store, root, "aaa111", 10, report_text="# older\n")
+    ended_loop(store, root, "bbb222", 30, report_text="# latest\n")
+    assert run(capsys, "report", "--project", str(root), older) == (0, "# older\n", "")
+    assert run(capsys, "report", "--project", str(root), "20261130T0710") == (
+        0, "# older\n", ""
+    )
+
+
+def test_report_json_is_the_whole_ended_state(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    loop_id = ended_loop(store, root, "aaa111", 10, outcome="blocked", blocker="no API key",
+                         learnings=["the API needs a key"])
+    code, out, err = run(capsys, "report", "--json", "--project", str(root))
+    assert (code, err) == (0, "")
+    [ended] = store.history()
+    assert json.loads(out) == to_dict(ended)
+    assert (ended.loop_id, ended.outcome, ended.blocker, ended.learnings) == (
+        loop_id, "blocked", "no API key", ["the API needs a key"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], (1, "", "ralph report: no ended Ralph loop in {root}\n")),
+        (["nope"], (1, "", "ralph report: no ended Ralph loop 'nope' in {root}\n")),
+    ],
+)
+def test_report_without_ended_loops(capsys: pytest.CaptureFixture[str], root: Path,
+                                    store: LoopStore, argv: list[str],
+                                    expected: tuple[int, str, str]) -> None:
+    store.save(make_state(root))  # an active loop has no report yet
+    code, out, err = expected
+    assert run(capsys, "report", "--project", str(root), *argv) == (
+        code, out, err.format(root=root)
+    )
+
+
+def test_report_with_an_ambiguous_prefix(capsys: pytest.CaptureFixture[str], root: Path,
+                                         store: LoopStore) -> None:
+    ended_loop(store, root, "aaa111", 10, report_text="# a\n")
+    ended_loop(store, root, "bbb222", 30, report_text="# b\n")
+    assert run(capsys, "report", "--project", str(root), "20261130T07") == (
+        2, "",
+        "ralph report: 2 loops start with '20261130T07': give more of the id "
+        "(see 'ralph report --help')\n",
+    )
+
+
+def test_report_file_missing(capsys: pytest.CaptureFixture[str], root: Path,
+                             store: LoopStore) -> None:
+    loop_id = ended_loop(store, root, "aaa111", 10)
+    assert run(capsys, "report", "--project", str(root)) == (
+        1, "", f"ralph report: the report of {loop_id} is missing; try --json\n"
+    )

@@ -1,0 +1,234 @@
+"""The one launcher, `python3 -S hooks/launch.py EVENT`, in real subprocesses with JSON on
+stdin: whole loops driven through it, the events it answers with the standard library
+alone, and the old python3 it refuses in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from finesse.loop.lifecycle import start_context
+from finesse.state.store import LoopStore
+from tests.helpers.hooks import prompt_input, session_end_input, session_start_input, stop_input
+from tests.helpers.launch import LAUNCHER, PROMPT_SUBMIT, STOP, hook_env, run_launcher
+from tests.helpers.states import OTHER_SESSION, SESSION, T0, files_under, make_state, store_for
+from tests.helpers.texts import NOTES
+
+# --- a loop through the launcher: UserPromptSubmit and Stop ---------------------------------------
+
+
+def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
+    env = hook_env(git_repo)
+    sub = git_repo / "sub"
+    sub.mkdir()
+    store = store_for(git_repo)
+
+    started = run_launcher(
+        PROMPT_SUBMIT,
+        prompt_input("/ralph-loop \"Fix it's tests; $(touch PWNED)\" --max-iterations 5 "
+                     "--completion-promise 'ALL DONE' --quiesce-after 3", cwd="/"),
+        env, sub,
+    )
+    assert (started.code, started.stderr) == (0, "")
+    assert started.output() == {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": (
+                "A Ralph loop is running in this session (finesse plugin). You will be given the "
+                "same task again each time you stop, until you output the completion promise or "
+                "the iteration cap is reached.\n\n"
+                "Ralph iteration 1/5: output <promise>ALL DONE</promise> only when it is "
+                "completely true\n\n"
+                "The task, verbatim:\n<ralph-task>\nFix it's tests; $(touch PWNED)\n</ralph-task>"
+                f"\n\n{NOTES}"
+            ),
+        },
+        "systemMessage": "Ralph loop started: up to 5 iterations, ends on "
+                         "<promise>ALL DONE</promise>. /ralph-status to watch, "
+                         "/cancel-ralph to stop.",
+    }
+    assert files_under(store.paths.loops) == [f"{SESSION}.json"]
+
+    for number, reply in ((2, "Read the code."), (3, "Fixed one test, one left.")):
+        raw = stop_input(reply, cwd=str(sub), stop_hook_active=True)
+        result = run_launcher(STOP, raw, env, sub)
+        assert (result.code, result.stderr) == (0, "")
+        assert result.output() == {
+            "decision": "block",
+            "reason": f"Ralph iteration {number}/5: output <promise>ALL DONE</promise> only "
+                      "when it is completely true\n\nFix it's tests; $(touch PWNED)"
+                      f"\n\n---\n\n{NOTES}",
+            "systemMessage": f"Ralph iteration {number}/5",
+        }
+
+    raw = stop_input("Both pass.\n<promise>ALL  DONE</promise>", cwd=str(sub),
+                     stop_hook_active=True)
+    done = run_launcher(STOP, raw, env, sub)
+    assert (done.code, done.stderr) == (0, "")
+    assert files_under(store.paths.loops) == []
+    [ended] = store.history()
+    assert done.output() == {
+        "systemMessage": "Ralph loop done: <promise>ALL DONE</promise> seen at iteration 3/5.\n"
+                         f"Report: .claude/ralph/reports/{ended.loop_id}.md"
+    }
+    assert (ended.outcome, ended.iteration, [r.result for r in ended.iterations]) == (
+        "success", 3, ["continue", "continue", "success"]
+    )
+    assert not (git_repo / "PWNED").exists() and not (sub / "PWNED").exists()
+
+    after = run_launcher(STOP, stop_input("anything", cwd="/", stop_hook_active=True), env, sub)
+    assert (after.code, after.stdout, after.stderr) == (0, "", "")
+
+
+def test_no_loop_prints_nothing(git_repo: Path) -> None:
+    env = hook_env(git_repo)
+    claim = stop_input("<promise>RALPH_LOOP_STOP</promise>", cwd="/", stop_hook_active=True)
+    for raw in (claim, b"", b"garbage", b"[]"):
+        result = run_launcher(STOP, raw, env, git_repo)
+        assert (result.code, result.stdout, result.stderr) == (0, "", "")
+    assert not (git_repo / ".claude").exists()
+
+
+def test_other_sessions_loop_prints_nothing(git_repo: Path) -> None:
+    env = hook_env(git_repo)
+    run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop theirs", OTHER_SESSION, "/"), env,
+                 git_repo)
+    path = store_for(git_repo).paths.loop_file(OTHER_SESSION)
+    before = path.read_bytes()
+    claim = stop_input("<promise>RALPH_LOOP_STOP</promise>", cwd="/", stop_hook_active=True)
+    result = run_launcher(STOP, claim, env, git_repo)
+    assert (result.code, result.stdout, result.stderr) == (0, "", "")
+    assert path.read_bytes() == before
+
+
+def test_ordinary_prompts_print_nothing(git_repo: Path) -> None:
+    env = hook_env(git_repo)
+    for raw in (prompt_input("Fix the tests", cwd="/"), prompt_input("/ralph-loopy x", cwd="/"),
+                b"", b"{"):
+        result = run_launcher(PROMPT_SUBMIT, raw, env, git_repo)
+        assert (result.code, result.stdout, result.stderr) == (0, "", "")
+    assert not (git_repo / ".claude").exists()
+
+
+def test_bad_arguments_are_blocked_through_the_launcher(git_repo: Path) -> None:
+    result = run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop go --max-iterations 0", cwd="/"),
+                          hook_env(git_repo), git_repo)
+    assert (result.code, result.stderr) == (0, "")
+    assert result.output() == {
+        "decision": "block",
+        "reason": "finesse: --max-iterations must be from 1 to 1000, not 0: a loop always has a "
+                  "cap; for example --max-iterations 8",
+    }
+    assert not (git_repo / ".claude").exists()
+
+
+def test_stop_finds_the_root_from_cwd_without_project_dir(git_repo: Path) -> None:
+    env = hook_env(git_repo)
+    run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop go", cwd="/"), env, git_repo)
+    del env["CLAUDE_PROJECT_DIR"]
+    sub = git_repo / "deep" / "er"
+    sub.mkdir(parents=True)
+    raw = stop_input("working", cwd=str(sub), stop_hook_active=True)
+    result = run_launcher(STOP, raw, env, sub)
+    assert result.output() == {
+        "decision": "block",
+        "reason": "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it "
+                  f"is completely true\n\ngo\n\n---\n\n{NOTES}",
+        "systemMessage": "Ralph iteration 2/8",
+    }
+
+
+def test_stop_path_needs_no_plugin_environment(git_repo: Path, tmp_path: Path) -> None:
+    # The Stop hook's active path is standard library only: with no virtualenv built and
+    # no site-packages (python3 -S), the loop still continues.
+    env = hook_env(git_repo)
+    run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop go", cwd="/"), env, git_repo)
+    env.pop("FINESSE_RUNTIME")
+    env["CLAUDE_PLUGIN_DATA"] = str(tmp_path / "empty-plugin-data")
+    raw = stop_input("working", cwd="/", stop_hook_active=True)
+    result = run_launcher(STOP, raw, env, git_repo)
+    assert (result.code, result.stderr) == (0, "")
+    assert result.output() == {
+        "decision": "block",
+        "reason": "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it "
+                  f"is completely true\n\ngo\n\n---\n\n{NOTES}",
+        "systemMessage": "Ralph iteration 2/8",
+    }
+    assert not (tmp_path / "empty-plugin-data").exists()
+
+
+@pytest.mark.parametrize("version", [(3, 10, 13), (3, 8, 18)])
+def test_prompt_launcher_refuses_an_old_python_in_one_line(version: tuple[int, int, int]) -> None:
+    # The launcher is run as on an old interpreter: only its version check is under test.
+    pretend = (
+        "import runpy, sys; "
+        f"sys.version_info = {(*version, 'final', 0)!r}; "
+        f"sys.argv = ['launch.py', 'prompt']; "
+        f"runpy.run_path({str(LAUNCHER)!r}, run_name='__main__')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", pretend],
+        input=b'{"session_id": "abc", "prompt": "/ralph-status", "cwd": "/"}',
+        capture_output=True, timeout=30,
+    )
+    assert done.returncode == 0
+    found = ".".join(map(str, version))
+    assert done.stdout.decode().strip() == (
+        '{"decision": "block", "reason": "finesse: needs Python 3.11 or newer as python3, '
+        f'found {found}; see `ralph doctor`"}}'
+    )
+
+
+# --- SessionStart and SessionEnd through the launcher ---------------------------------------------
+
+
+def test_launcher_without_loop_state_imports_nothing_and_says_nothing(git_repo: Path) -> None:
+    env = hook_env(git_repo)
+    for event, raw in (("session-start", session_start_input("compact")),
+                       ("session-end", session_end_input("clear")),
+                       ("session-start", b"garbage"), ("session-end", b"")):
+        result = run_launcher(event, raw, env, git_repo)
+        assert (result.code, result.stdout, result.stderr) == (0, "", "")
+    assert not (git_repo / ".claude").exists()
+
+
+def test_launcher_re_states_and_archives(git_repo: Path, store: LoopStore) -> None:
+    env = hook_env(git_repo)
+    env.pop("FINESSE_RUNTIME")  # standard library only: no plugin environment needed
+    state = make_state(git_repo, started_at=T0)
+    store.save(state)
+    started = run_launcher("session-start", session_start_input("compact"), env, git_repo)
+    assert (started.code, started.stderr) == (0, "")
+    assert started.output() == {"hookSpecificOutput": {
+        "hookEventName": "SessionStart",
+        "additionalContext": "(Re-stated after compact)\n" + start_context(state),
+    }}
+    ended = run_launcher("session-end", session_end_input("clear"), env, git_repo)
+    assert (ended.code, ended.stdout, ended.stderr) == (0, "", "")
+    [archived] = store.history()
+    assert (archived.loop_id, archived.outcome, archived.end_message) == (
+        state.loop_id, "cancelled", "Ralph loop cancelled by /clear at iteration 1/8."
+    )
+    told = run_launcher("session-start", session_start_input("clear", OTHER_SESSION), env, git_repo)
+    assert told.output() == {
+        "systemMessage": f"finesse: /clear ended the Ralph loop of the previous session "
+                         f"({state.loop_id}); it was archived as cancelled. Start a new one "
+                         "with /ralph-loop."
+    }
+
+
+def test_launcher_finds_the_root_from_a_subdirectory(git_repo: Path, store: LoopStore) -> None:
+    env = hook_env(git_repo)
+    del env["CLAUDE_PROJECT_DIR"]
+    sub = git_repo / "src"
+    sub.mkdir()
+    state = make_state(git_repo)
+    store.save(state)
+    started = run_launcher("session-start", session_start_input("compact", cwd=str(sub)), env, sub)
+    assert started.output() == {"hookSpecificOutput": {
+        "hookEventName": "SessionStart",
+        "additionalContext": "(Re-stated after compact)\n" + start_context(state),
+    }}

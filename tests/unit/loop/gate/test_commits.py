@@ -1,0 +1,260 @@
+"""Gate mode's git commits on real temporary repositories, in the main worktree and a linked
+one: the refusals before a start, the snapshot, the commit message and iteration commits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+import pytest
+
+from finesse.errors import UsageError
+from finesse.loop.gate.commits import (
+    GateError,
+    check_can_gate,
+    commit_iteration,
+    commit_message,
+    head_sha,
+    snapshot,
+)
+from tests.helpers.gate import OWN_ONLY, make_ignored, modify_tracked, own_file
+from tests.helpers.repo import branch, commit_count, git_out, head, status, write
+
+# --- check_can_gate -------------------------------------------------------------------------------
+
+
+def test_not_a_repository_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as refused:
+        check_can_gate(tmp_path, allow_dirty=True)
+    assert str(refused.value) == (
+        f"gate mode needs a git repository and {tmp_path} is not in one: run `git init` and "
+        "commit the project first, or leave out --gate"
+    )
+
+
+def test_a_repository_without_commits_is_refused(tmp_path: Path) -> None:
+    git.Repo.init(tmp_path, initial_branch="main").close()
+    with pytest.raises(UsageError) as refused:
+        check_can_gate(tmp_path, allow_dirty=True)
+    assert str(refused.value) == (
+        "gate mode needs a commit to revert to and this repository has none yet: "
+        "commit the project (`git add -A && git commit -m initial`) first"
+    )
+
+
+@pytest.mark.parametrize("allow_dirty", [False, True])
+def test_a_detached_head_is_refused(gate_project: Path, allow_dirty: bool) -> None:
+    git_out(gate_project, "switch", "-q", "--detach")
+    with pytest.raises(UsageError) as refused:
+        check_can_gate(gate_project, allow_dirty=allow_dirty)
+    assert str(refused.value) == (
+        f"gate mode commits on a branch and HEAD is detached at {head(gate_project)[:12]}: "
+        "run `git switch <branch>` (or `git switch -c <new-branch>`) first"
+    )
+
+
+def stage_a_change(root: Path) -> None:
+    write(root, "src/app.py", "print('v2')\n")
+    git_out(root, "add", "src/app.py")
+    write(root, "src/app.py", "print('v1')\n")  # only the index differs now
+
+
+def delete_tracked(root: Path) -> None:
+    (root / "src/app.py").unlink()
+
+
+def create_untracked(root: Path) -> None:
+    write(root, "src/app.py.orig", "left over\n")
+
+
+@pytest.mark.parametrize(("make_dirty", "first"), [
+    (modify_tracked, "src/app.py"),
+    (stage_a_change, "src/app.py"),
+    (delete_tracked, "src/app.py"),
+    (create_untracked, "notes.txt"),  # untracked files come last, in name order
+])
+def test_uncommitted_changes_are_refused(gate_project: Path, make_dirty: Callable[[Path], None],
+                                         first: str) -> None:
+    make_dirty(gate_project)
+    write(gate_project, "notes.txt", "also new\n")
+    with pytest.raises(UsageError) as refused:
+        check_can_gate(gate_project, allow_dirty=False)
+    assert str(refused.value) == (
+        f"gate mode needs a clean working tree and {first} and 1 more has uncommitted changes: "
+        "commit or stash them, or pass --allow-dirty to commit them as a snapshot first"
+    )
+    check_can_gate(gate_project, allow_dirty=True)
+
+
+def test_ignored_files_and_the_loops_own_files_are_not_changes(gate_project: Path) -> None:
+    make_ignored(gate_project)
+    own_file(gate_project)
+    write(gate_project, ".claude/ralph/history/old.json", "{}\n")
+    check_can_gate(gate_project, allow_dirty=False)
+
+
+def test_a_root_below_the_top_keeps_its_own_files_out(gate_project: Path) -> None:
+    own_file(gate_project / "src")
+    check_can_gate(gate_project / "src", allow_dirty=False)
+    with pytest.raises(UsageError):  # the loop of `src` does not own the top's .claude/ralph
+        check_can_gate(gate_project, allow_dirty=False)
+
+
+# --- snapshot -------------------------------------------------------------------------------------
+
+
+def test_snapshot_commits_every_change_but_the_loops_own_files(gate_project: Path) -> None:
+    start, start_branch = head(gate_project), branch(gate_project)
+    modify_tracked(gate_project)
+    (gate_project / "src/util.py").unlink()
+    write(gate_project, "docs/new/guide.md", "guide\n")
+    make_ignored(gate_project)
+    own_file(gate_project)
+    sha = snapshot(gate_project, "ralph: snapshot of the starting state")
+    assert sha == head(gate_project)
+    assert git_out(gate_project, "log", "-1", "--format=%P%n%B", sha) == (
+        f"{start}\nralph: snapshot of the starting state\n\n"
+    )
+    assert git_out(gate_project, "show", "--name-status", "--format=", sha) == (
+        "A\tdocs/new/guide.md\nM\tsrc/app.py\nD\tsrc/util.py\n"
+    )
+    assert status(gate_project) == OWN_ONLY
+    assert branch(gate_project) == start_branch
+
+
+def test_snapshot_of_a_clean_tree_commits_nothing(gate_project: Path) -> None:
+    start, count = head(gate_project), commit_count(gate_project)
+    make_ignored(gate_project)
+    own_file(gate_project)
+    assert snapshot(gate_project, "ralph: snapshot") is None
+    assert (head(gate_project), commit_count(gate_project)) == (start, count)
+
+
+# --- commit_message -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("summary", "subject"), [
+    ("Add the parser", "ralph: iteration 4: Add the parser"),
+    ("\n  \n  Fix   the\tlexer  \nsecond line", "ralph: iteration 4: Fix the lexer"),
+    ("", "ralph: iteration 4: no summary"),
+    (" \n\t\n", "ralph: iteration 4: no summary"),
+    ("# 12: keep a leading hash", "ralph: iteration 4: # 12: keep a leading hash"),
+    ("Refactor the configuration loader so that every source is read once and cached",
+     "ralph: iteration 4: Refactor the configuration loader so that every..."),
+    ("x" * 80, "ralph: iteration 4: " + "x" * 49 + "..."),
+])
+def test_commit_message(summary: str, subject: str) -> None:
+    message = commit_message(iteration=4, summary=summary, loop_id="loop-7f3a")
+    assert message == f"{subject}\n\nRalph-Loop: loop-7f3a\n"
+    assert len(subject) <= 72
+
+
+@pytest.mark.parametrize("loop_id", ["", "two words", "a\nb", " padded"])
+def test_a_loop_id_is_one_word(loop_id: str) -> None:
+    with pytest.raises(ValueError, match="a loop id is one word"):
+        commit_message(iteration=1, summary="s", loop_id=loop_id)
+
+
+# --- commit_iteration -----------------------------------------------------------------------------
+
+
+def test_commit_iteration_commits_the_iterations_changes(gate_project: Path) -> None:
+    start, start_branch = head(gate_project), branch(gate_project)
+    modify_tracked(gate_project)
+    (gate_project / "src/util.py").unlink()
+    write(gate_project, "src/parser/grammar/rules.py", "RULES = []\n")
+    make_ignored(gate_project)
+    own_file(gate_project)
+    sha = commit_iteration(gate_project, iteration=2, summary="Add the grammar rules\n\nDetails.",
+                           loop_id="loop-7f3a")
+    assert sha == head(gate_project)
+    assert git_out(gate_project, "log", "-1", "--format=%P%n%an <%ae>%n%cn <%ce>%n%B", sha) == (
+        f"{start}\nTest Author <author@example.invalid>\n"
+        "Test Committer <committer@example.invalid>\n"
+        "ralph: iteration 2: Add the grammar rules\n\nRalph-Loop: loop-7f3a\n\n"
+    )
+    assert git_out(gate_project, "show", "--name-status", "--format=", sha) == (
+        "M\tsrc/app.py\nA\tsrc/parser/grammar/rules.py\nD\tsrc/util.py\n"
+    )
+    assert status(gate_project) == OWN_ONLY
+    assert (gate_project / "debug.log").read_text() == "ignored\n"
+    assert branch(gate_project) == start_branch
+
+
+def test_an_empty_iteration_makes_no_commit(gate_project: Path) -> None:
+    start, count = head(gate_project), commit_count(gate_project)
+    make_ignored(gate_project)
+    own_file(gate_project)
+    assert commit_iteration(gate_project, iteration=3, summary="Nothing to do",
+                            loop_id="loop-7f3a") is None
+    assert (head(gate_project), commit_count(gate_project), status(gate_project)) == (
+        start, count, OWN_ONLY)
+
+
+def test_the_loops_files_staged_by_the_agent_are_not_committed(gate_project: Path) -> None:
+    own_file(gate_project)
+    modify_tracked(gate_project)
+    git_out(gate_project, "add", "-A")
+    sha = commit_iteration(gate_project, iteration=1, summary="v2", loop_id="loop-7f3a")
+    assert sha is not None
+    assert git_out(gate_project, "show", "--name-status", "--format=", sha) == "M\tsrc/app.py\n"
+    assert status(gate_project) == OWN_ONLY
+    assert (gate_project / ".claude/ralph/loop.json").read_text() == '{"iteration": 3}\n'
+
+
+def test_a_root_below_the_top_commits_only_its_own_directory(gate_project: Path) -> None:
+    # A project in a subdirectory of a repository (a monorepo): the loop commits what
+    # changed in its directory, never a file elsewhere in the repository. (This test used to
+    # assert that the whole tree was committed: that swept in the user's files.)
+    own_file(gate_project / "src")
+    write(gate_project, "docs/guide.md", "guide\n")
+    write(gate_project, "src/new.py", "new\n")
+    sha = commit_iteration(gate_project / "src", iteration=1, summary="docs", loop_id="l1")
+    assert sha is not None
+    assert git_out(gate_project, "show", "--name-status", "--format=", sha) == "A\tsrc/new.py\n"
+    assert status(gate_project) == "?? docs/\n?? src/.claude/\n"
+
+
+def forget_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.delenv(f"GIT_{role}_NAME")
+        monkeypatch.delenv(f"GIT_{role}_EMAIL")
+    monkeypatch.delenv("EMAIL", raising=False)
+
+
+def test_without_a_configured_identity_finesse_commits(gate_project: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    forget_identity(monkeypatch)
+    modify_tracked(gate_project)
+    sha = commit_iteration(gate_project, iteration=1, summary="v2", loop_id="l1")
+    assert git_out(gate_project, "log", "-1", "--format=%an <%ae>|%cn <%ce>", str(sha)) == (
+        "finesse <finesse@localhost>|finesse <finesse@localhost>\n"
+    )
+
+
+def test_the_repositorys_configured_identity_is_used(gate_project: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    forget_identity(monkeypatch)
+    git_out(gate_project, "config", "user.name", "Project Owner")
+    git_out(gate_project, "config", "user.email", "owner@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Robot")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "robot@example.invalid")
+    modify_tracked(gate_project)
+    sha = commit_iteration(gate_project, iteration=1, summary="v2", loop_id="l1")
+    assert git_out(gate_project, "log", "-1", "--format=%an <%ae>|%cn <%ce>", str(sha)) == (
+        "Project Owner <owner@example.invalid>|Robot <robot@example.invalid>\n"
+    )
+
+
+# --- head_sha -------------------------------------------------------------------------------------
+
+
+def test_head_sha(gate_project: Path) -> None:
+    assert head_sha(gate_project / "src") == head(gate_project)
+
+
+def test_head_sha_outside_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(GateError) as failed:
+        head_sha(tmp_path)
+    assert str(failed.value) == f"{tmp_path} is not in a git repository"

@@ -1,0 +1,248 @@
+"""A loop's start request: the files the arguments name (the prompt file, the promise file,
+the written plan) read relative to the project root, and their refusals."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from finesse.loop.request import StartRequest, start_request
+from tests.helpers.repo import write
+from tests.helpers.requests import ROOT, parse, refusal
+
+PLAN = """\
+# Make the tests pass
+
+## Goal
+All unit tests pass.
+
+## Acceptance Criteria
+- `pytest -q` exits 0
+
+## Plan
+1. Fix the parser.
+
+## Verification Commands
+- `pytest -q`
+- `ruff check .`
+
+## Attempts
+
+## Review
+"""
+GATE_PLAN = """\
+# Add the feature
+
+## Goal
+The feature exists.
+
+## Acceptance Criteria
+- feature.txt is there
+
+## Verification Commands
+- `test -f feature.txt`
+
+## Gate
+- `make lint`
+- `pytest -q`
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "todo.md").write_text(PLAN, encoding="utf-8")
+    return tmp_path
+
+
+# --- --prompt-file and --completion-promise-file --------------------------------------------------
+
+
+def test_prompt_file_relative_to_root(tmp_path: Path) -> None:
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "task.md").write_text("\n  Do the thing.\nThen the other.\n\n")
+    assert parse("--prompt-file plans/task.md --max-iterations 4", tmp_path) == StartRequest(
+        prompt="Do the thing.\nThen the other.", max_iterations=4, prompt_file="plans/task.md",
+    )
+
+
+def test_prompt_file_absolute(tmp_path: Path) -> None:
+    task = tmp_path / "task.md"
+    task.write_text("Absolute task")
+    assert parse(f"--prompt-file={shlex.quote(str(task))}", ROOT) == StartRequest(
+        prompt="Absolute task", prompt_file=str(task),
+    )
+
+
+def test_completion_promise_file(tmp_path: Path) -> None:
+    (tmp_path / "promise.txt").write_text("  ALL\n  TESTS   PASS\n")
+    assert parse("go --completion-promise-file promise.txt", tmp_path) == StartRequest(
+        prompt="go", promise="ALL TESTS PASS", promise_file="promise.txt",
+    )
+
+
+def test_both_files(tmp_path: Path) -> None:
+    (tmp_path / "p.md").write_text("Task from file")
+    (tmp_path / "done.txt").write_text("SHIPPED")
+    request = parse(
+        "--prompt-file p.md --completion-promise-file done.txt --verify 'pytest -q'", tmp_path
+    )
+    assert request == StartRequest(
+        prompt="Task from file", promise="SHIPPED", verify=["pytest -q"],
+        prompt_file="p.md", promise_file="done.txt",
+    )
+
+
+@pytest.mark.parametrize("flag", ["--prompt-file", "--completion-promise-file"])
+def test_missing_file_refused(tmp_path: Path, flag: str) -> None:
+    words = "" if flag == "--prompt-file" else "go "
+    assert refusal(f"{words}{flag} nope.md", tmp_path) == (
+        f"{flag} nope.md: no such file under {tmp_path}; "
+        "give a path relative to the project root"
+    )
+
+
+@pytest.mark.parametrize("flag", ["--prompt-file", "--completion-promise-file"])
+def test_directory_refused(tmp_path: Path, flag: str) -> None:
+    (tmp_path / "plans").mkdir()
+    words = "" if flag == "--prompt-file" else "go "
+    assert refusal(f"{words}{flag} plans", tmp_path) == (
+        f"{flag} plans: that is a directory; give a file"
+    )
+
+
+def test_empty_prompt_file_refused(tmp_path: Path) -> None:
+    (tmp_path / "empty.md").write_text(" \n\t\n")
+    assert refusal("--prompt-file empty.md", tmp_path) == (
+        "--prompt-file empty.md is empty: write the task in it"
+    )
+
+
+def test_empty_promise_file_refused(tmp_path: Path) -> None:
+    (tmp_path / "empty.txt").write_text("\n")
+    assert refusal("go --completion-promise-file empty.txt", tmp_path) == (
+        "--completion-promise-file empty.txt is empty: "
+        "give the text the agent must output, e.g. DONE"
+    )
+
+
+def test_non_utf8_file_refused(tmp_path: Path) -> None:
+    (tmp_path / "latin1.md").write_bytes(b"caf\xe9")
+    assert refusal("--prompt-file latin1.md", tmp_path) == (
+        "--prompt-file latin1.md: not UTF-8 text; save it as UTF-8"
+    )
+
+
+def test_huge_file_refused(tmp_path: Path) -> None:
+    (tmp_path / "big.md").write_bytes(b"x" * (1024 * 1024 + 1))
+    assert refusal("--prompt-file big.md", tmp_path) == (
+        "--prompt-file big.md: over 1 MiB; point at a smaller file"
+    )
+
+
+def test_endless_device_refused_without_reading_it() -> None:
+    assert refusal("--prompt-file /dev/zero") == (
+        "--prompt-file /dev/zero: not a regular file (a FIFO, device or socket); give a plain file"
+    )
+
+
+@pytest.mark.parametrize("flag", ["--prompt-file", "--completion-promise-file"])
+@pytest.mark.parametrize("name", ["a\nb.md", "a\rb.md", "a\x00b.md", "\x00"])
+def test_unprintable_file_names_refused_on_one_line(flag: str, name: str) -> None:
+    words = "" if flag == "--prompt-file" else "go "
+    message = refusal(f"{words}{flag} {shlex.quote(name)}")
+    assert message.startswith(f"{flag} {name!r}: ")
+
+
+def test_existing_file_with_newline_in_name_refused_on_one_line(tmp_path: Path) -> None:
+    (tmp_path / "a\nb.md").write_text("\n")
+    quoted = shlex.quote("a\nb.md")
+    assert refusal(f"--prompt-file {quoted}", tmp_path) == (
+        "--prompt-file 'a\\nb.md' is empty: write the task in it"
+    )
+    assert refusal(f"go --completion-promise-file {quoted}", tmp_path) == (
+        "--completion-promise-file 'a\\nb.md' is empty: "
+        "give the text the agent must output, e.g. DONE"
+    )
+
+
+# --- --plan ---------------------------------------------------------------------------------------
+
+
+def test_plan_adds_its_verification_commands(project: Path) -> None:
+    request = start_request("--plan tasks/todo.md --verify 'make lint' --verify 'pytest -q'",
+                              project)
+    assert request == StartRequest(
+        prompt="Work through the plan in tasks/todo.md: read it, take the first incomplete, "
+               "unblocked task, do it (test first for behaviour changes), run its verification, "
+               "and tick it off in the plan.",
+        verify=["make lint", "pytest -q", "ruff check ."],
+        plan_file="tasks/todo.md",
+    )
+
+
+def test_plan_with_a_prompt_of_its_own(project: Path) -> None:
+    request = start_request("'Fix the parser first' --plan=tasks/todo.md --max-iterations 5",
+                              project)
+    assert request == StartRequest(
+        prompt="Fix the parser first", max_iterations=5, verify=["pytest -q", "ruff check ."],
+        plan_file="tasks/todo.md",
+    )
+
+
+def test_plan_by_absolute_path(project: Path) -> None:
+    path = project / "tasks" / "todo.md"
+    assert start_request(f"go --plan '{path}'", ROOT).plan_file == str(path)
+
+
+@pytest.mark.parametrize(
+    ("remove", "message"),
+    [
+        ("## Verification Commands\n- `pytest -q`\n- `ruff check .`\n",
+         'tasks/todo.md has no "## Verification Commands" section: add one listing each '
+         "command in backticks"),
+        ("## Goal\nAll unit tests pass.\n",
+         'tasks/todo.md has no "## Goal" section: add one saying what the loop must achieve'),
+        ("- `pytest -q`\n- `ruff check .`\n",
+         'tasks/todo.md has no command under "## Verification Commands": list each in '
+         "backticks, e.g. `pytest -q`, or pass --verify CMD"),
+    ],
+)
+def test_plan_that_cannot_drive_a_loop_is_refused(project: Path, remove: str,
+                                                  message: str) -> None:
+    path = project / "tasks" / "todo.md"
+    path.write_text(PLAN.replace(remove, ""), encoding="utf-8")
+    assert refusal("go --plan tasks/todo.md", project) == message
+
+
+def test_plan_without_commands_is_accepted_with_verify(project: Path) -> None:
+    path = project / "tasks" / "todo.md"
+    path.write_text(PLAN.replace("- `pytest -q`\n- `ruff check .`\n", ""), encoding="utf-8")
+    request = start_request("go --plan tasks/todo.md --verify 'make check'", project)
+    assert (request.verify, request.plan_file) == (["make check"], "tasks/todo.md")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("missing.md", "--plan missing.md: no such file under {root}; give a path relative to "
+                       "the project root"),
+        ("tasks", "--plan tasks: that is a directory; give a file"),
+    ],
+)
+def test_plan_file_problems(project: Path, name: str, message: str) -> None:
+    assert refusal(f"go --plan {name}", project) == message.format(root=project)
+
+
+def test_a_plans_gate_section_adds_its_commands(tmp_path: Path) -> None:
+    write(tmp_path, "tasks/todo.md", GATE_PLAN)
+    request = start_request('--plan tasks/todo.md --gate "pytest -q" --gate "true"', tmp_path)
+    assert request == StartRequest(
+        prompt=("Work through the plan in tasks/todo.md: read it, take the first incomplete, "
+                "unblocked task, do it (test first for behaviour changes), run its "
+                "verification, and tick it off in the plan."),
+        plan_file="tasks/todo.md", verify=["test -f feature.txt"],
+        gate=["pytest -q", "true", "make lint"],
+    )

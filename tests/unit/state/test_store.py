@@ -1,0 +1,229 @@
+"""Loop state on disk: atomic writes, corrupt files moved aside, locked read-modify-write."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from finesse.errors import StateError
+from finesse.models import IterationRecord, replace
+from finesse.state.store import CorruptStateError, LoopStore
+from tests.helpers.states import (
+    OTHER_SESSION,
+    SESSION,
+    T0,
+    T1,
+    files_under,
+    hold_lock,
+    increment_iteration,
+    lock_is_free,
+    make_state,
+    read_json,
+    store_for,
+)
+
+
+def test_save_load_round_trip(git_repo: Path, store: LoopStore) -> None:
+    record = IterationRecord(number=1, started_at=T0, ended_at=T1, result="continue",
+                             reply_excerpt="working on it")
+    state = make_state(git_repo, iteration=2, verify=["pytest -q", "ruff check"],
+                       prompt="quotes ' \" $(x) `y`\nand a newline", iterations=[record],
+                       prompt_file="plans/x.md", last_reply_excerpt="working on it")
+    store.save(state)
+    assert store.load(SESSION) == state
+    assert read_json(store.paths.loop_file(SESSION)) == json.loads(state.to_json())
+
+
+def test_load_without_a_loop_is_none(store: LoopStore) -> None:
+    assert store.load(SESSION) is None
+
+
+def test_save_leaves_no_temp_files(git_repo: Path, store: LoopStore) -> None:
+    state = make_state(git_repo)
+    store.save(state)
+    store.save(replace(state, iteration=2))
+    assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
+
+
+def test_failed_write_keeps_the_old_file_and_no_temp(
+    git_repo: Path, store: LoopStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = make_state(git_repo)
+    store.save(state)
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="No space left"):
+        store.save(replace(state, iteration=5))
+    monkeypatch.undo()
+    assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
+    assert store.load(SESSION) == state
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (b"{not json", "the file: not valid JSON (Expecting property name enclosed in double "
+         "quotes: line 1 column 2 (char 1))"),
+        (b"", "the file: not valid JSON (Expecting value: line 1 column 1 (char 0))"),
+        (b"\xff\xfe\x00", "the file: not valid JSON ('utf-16-le' codec can't decode byte 0x00 in "
+         "position 2: truncated data)"),
+        (b"[1, 2]", "the file: expected an object"),
+        (b"{}", "loop_id: missing"),
+    ],
+)
+def test_unreadable_file_is_moved_aside(store: LoopStore, content: bytes, where: str) -> None:
+    path = store.paths.loop_file(SESSION)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    with pytest.raises(CorruptStateError) as caught:
+        store.load(SESSION)
+    moved_to = caught.value.moved_to
+    assert str(caught.value) == (
+        f"the loop state {SESSION}.json was unreadable ({where}); "
+        f"it was moved to {moved_to} and the loop has stopped"
+    )
+    assert moved_to.parent == store.paths.corrupt
+    assert moved_to.name.startswith(f"{SESSION}.") and moved_to.suffix == ".json"
+    assert moved_to.read_bytes() == content
+    assert not path.exists()
+    assert store.load(SESSION) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        ({"iteration": 0}, "iteration: expected an integer >= 1"),
+        ({"max_iterations": "many"},
+         "max_iterations: expected an integer"),
+        ({"version": 2}, "version: expected one of 1, not 2"),
+        ({"outcome": "exploded"},
+         "outcome: expected one of 'success', 'limit', 'cancelled', 'blocked', 'failure', "
+         "'quiesced', 'timeout', 'error', not 'exploded'"),
+        ({"surprise": True}, "surprise: unknown field"),
+    ],
+)
+def test_wrong_schema_is_moved_aside(
+    git_repo: Path, store: LoopStore, change: dict[str, object], where: str
+) -> None:
+    store.save(make_state(git_repo))
+    path = store.paths.loop_file(SESSION)
+    data = read_json(path)
+    data.update(change)
+    path.write_text(json.dumps(data))
+    with pytest.raises(CorruptStateError) as caught:
+        store.load(SESSION)
+    assert str(caught.value) == (
+        f"the loop state {SESSION}.json was unreadable ({where}); "
+        f"it was moved to {caught.value.moved_to} and the loop has stopped"
+    )
+    assert json.loads(caught.value.moved_to.read_text()) == data
+    assert files_under(store.paths.base) == [f"corrupt/{caught.value.moved_to.name}"]
+
+
+def test_corrupt_error_is_a_state_error() -> None:
+    assert issubclass(CorruptStateError, StateError)
+
+
+def test_unreadable_path_is_a_state_error(store: LoopStore) -> None:
+    store.paths.loop_file(SESSION).mkdir(parents=True)  # a directory where the file should be
+    with pytest.raises(StateError) as caught:
+        store.load(SESSION)
+    assert not isinstance(caught.value, CorruptStateError)
+    assert str(caught.value) == f"cannot read {store.paths.loop_file(SESSION)}: Is a directory"
+
+
+def test_archive_writes_history_and_removes_the_active_file(
+    git_repo: Path, store: LoopStore
+) -> None:
+    state = make_state(git_repo)
+    store.save(state)
+    ended = replace(state, **{"outcome": "success", "ended_at": T1,
+                                     "end_message": "done"})
+    target = store.archive(ended)
+    assert target == store.paths.history / f"{state.loop_id}.json"
+    assert files_under(store.paths.base) == [f"history/{state.loop_id}.json"]
+    assert read_json(target) == json.loads(ended.to_json())
+    assert store.history() == [ended]
+    assert store.active_loops() == []
+
+
+def test_archive_refuses_an_active_loop(git_repo: Path, store: LoopStore) -> None:
+    state = make_state(git_repo)
+    store.save(state)
+    with pytest.raises(ValueError, match="only an ended loop is archived"):
+        store.archive(state)
+    assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
+
+
+def test_active_loops_oldest_first_and_corrupt_moved(git_repo: Path, store: LoopStore) -> None:
+    newer = make_state(git_repo, OTHER_SESSION, started_at=T1)
+    older = make_state(git_repo, SESSION)
+    store.save(newer)
+    store.save(older)
+    (store.paths.loops / "broken-session.json").write_text("{")
+    (store.paths.loops / "..weird.json").write_text("{")  # not a session id: left alone
+    (store.paths.loops / "notes.txt").write_text("x")
+    assert store.active_loops() == [older, newer]
+    assert files_under(store.paths.loops) == sorted(
+        ["..weird.json", f"{OTHER_SESSION}.json", f"{SESSION}.json", "notes.txt"]
+    )
+    [moved] = files_under(store.paths.corrupt)
+    assert moved.startswith("broken-session.")
+
+
+def test_log_appends_one_line_per_call(store: LoopStore) -> None:
+    store.log("first\nwith a newline")
+    store.log("second")
+    lines = store.paths.log.read_text().splitlines()
+    assert [line.split(" ", 1)[1] for line in lines] == ["first with a newline", "second"]
+
+
+def test_lock_is_exclusive_across_stores(tmp_path: Path) -> None:
+    store = store_for(tmp_path)
+    with store.locked(SESSION):
+        assert not lock_is_free(store.paths.lock_file(SESSION))
+    assert lock_is_free(store.paths.lock_file(SESSION))
+
+
+def test_lock_timeout_is_a_state_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import finesse.state.store
+
+    monkeypatch.setattr(finesse.state.store, "LOCK_TIMEOUT_SECONDS", 0.05)
+    store = store_for(tmp_path)
+    store.paths.locks.mkdir(parents=True)
+    held = hold_lock(store.paths.lock_file(SESSION))
+    with held, pytest.raises(StateError) as caught, store.locked(SESSION):
+        pass
+    assert str(caught.value) == (
+        f"another process holds {store.paths.lock_file(SESSION)} for over 0 s; "
+        "try again, or run `ralph status`"
+    )
+
+
+def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
+    processes, increments = 4, 25
+    store = store_for(tmp_path)
+    store.save(make_state(tmp_path, max_iterations=1000))
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(target=increment_iteration, args=(str(tmp_path), SESSION, increments))
+        for _ in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert [worker.exitcode for worker in workers] == [0] * processes
+    final = store.load(SESSION)
+    assert final is not None
+    assert final.iteration == 1 + processes * increments
+    assert files_under(store.paths.loops) == [f"{SESSION}.json"]
