@@ -131,8 +131,10 @@ def decide(state: LoopState, observation: Observation) -> Decision:
 def _success(state: LoopState, observation: Observation, done: str) -> Decision:
     """The claim stands: verified by green commands (or a green gate), or, with neither,
     on the agent's word alone, and said so."""
-    how = "the loop-done file" if observation.loop_done and not observation.read(
-        state.promise).claims_completion else f"<promise>{state.promise}</promise>"
+    reading = observation.read(state.promise)
+    how = (f"<promise>{state.promise}</promise>" if reading.promised
+           else "RESULT: VERIFIED_COMPLETE" if reading.claims_completion
+           else "the loop-done file")
     gate_green = observation.gate is not None and observation.gate.green
     if state.verify:
         checks = ", ".join(f"`{r.command}` exit {r.exit_code}"

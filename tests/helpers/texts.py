@@ -5,7 +5,9 @@ from __future__ import annotations
 # The protocol's notes after the task in every prompt of a loop without a plan, verification
 # commands or a gate.
 NOTES = (
-    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
+    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you "
+    "and what the user must do; that ends the loop as blocked, whatever else the reply "
+    "says.\n"
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
     "`Next: ...`."
 )

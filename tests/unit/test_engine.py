@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from finesse.engine import Decision, Observation, decide, excerpt, iteration_header, loop_prompt
+from finesse.engine import Decision, Observation, decide, excerpt
 from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest
 from finesse.loop.lifecycle import latest_resumable, resume_loop
 from finesse.models import (
@@ -23,6 +23,7 @@ from finesse.models import (
     ResumeRecord,
     replace,
 )
+from finesse.prompts import iteration_header, loop_prompt
 from finesse.schema import from_dict, to_dict
 from finesse.signals import digest
 from finesse.support import git as gitstate
@@ -66,10 +67,20 @@ def recorded(before: LoopState, last: IterationRecord, reply: str, **changes: ob
 
 
 def ended(state_after: LoopState, outcome: str, message: str,
-          notes: list[str] | None = None) -> Decision:
+          notes: list[str] | None = None, **changes: object) -> Decision:
     return Decision("end", replace(state_after, outcome=outcome, ended_at=T1,
-                                   end_message=message),
+                                   end_message=message, **changes),
                     message=message, notes=notes or [])
+
+
+UNVERIFIED = " (unverified: no verification command, so it rests on the agent's word)."
+
+
+def cap_note(cap: int = 8, evidence: str = "no verified result was reached") -> str:
+    """The Review note a cap leaves: seed 001's BLOCKED, with the evidence and the action."""
+    return (f"BLOCKED (the iteration cap of {cap} was hit): {evidence}. Required user action: "
+            f"review the attempts above, then resume with `/ralph-resume --max-iterations "
+            f"{cap * 2}` or give it up with `/ralph-abort`.")
 
 
 def continued(state_after: LoopState, feedback: str = "",
@@ -119,7 +130,7 @@ def test_reason_carries_the_prompt_verbatim() -> None:
 def test_promise_ends_with_success() -> None:
     before = state(iteration=3)
     decision = decide(before, Observation(reply=PROMISE_REPLY, now=T1))
-    message = "Ralph loop done: <promise>DONE</promise> seen at iteration 3/8."
+    message = "Ralph loop done: <promise>DONE</promise> at iteration 3/8" + UNVERIFIED
     assert decision == Decision(
         "end",
         replace(before, **{
@@ -130,6 +141,7 @@ def test_promise_ends_with_success() -> None:
             "outcome": "success",
             "ended_at": T1,
             "end_message": message,
+            "verified": False,
         }),
         message=message,
     )
@@ -144,7 +156,7 @@ def test_promise_in_code_does_not_end() -> None:
 def test_cancelled_beats_promise() -> None:
     before = state(iteration=2)
     decision = decide(before, Observation(reply=PROMISE_REPLY, now=T1, cancelled=True))
-    message = "Ralph loop cancelled at iteration 2/8."
+    message = "Ralph loop cancelled by the kill switch at iteration 2/8."
     assert decision == Decision(
         "end",
         replace(before, **{
@@ -155,6 +167,7 @@ def test_cancelled_beats_promise() -> None:
             "outcome": "cancelled",
             "ended_at": T1,
             "end_message": message,
+            "ended_by": "the kill switch",
         }),
         message=message,
     )
@@ -168,7 +181,7 @@ def test_cancelled_beats_cap() -> None:
 def test_promise_beats_cap() -> None:
     decision = decide(state(iteration=8), Observation(reply=PROMISE_REPLY, now=T1))
     assert (decision.action, decision.outcome, decision.message) == (
-        "end", "success", "Ralph loop done: <promise>DONE</promise> seen at iteration 8/8."
+        "end", "success", "Ralph loop done: <promise>DONE</promise> at iteration 8/8" + UNVERIFIED
     )
 
 
@@ -188,6 +201,7 @@ def test_cap_ends_with_limit() -> None:
             "end_message": message,
         }),
         message=message,
+        notes=[cap_note()],
     )
 
 
@@ -297,7 +311,7 @@ RED_EXCERPT = (
 REPLAN = (
     "\n\nThe same failure happened twice in a row. Stop: re-read the plan and the failure, "
     "then write a new approach in a line starting `Re-plan:` before you change anything "
-    "(re-plan {n} of 2; a third identical failure ends the loop as blocked)."
+    "(re-plan {n} of 2; a third identical failure stops the loop)."
 )
 
 
@@ -314,19 +328,24 @@ def test_cancel_beats_a_claim() -> None:
     decision = decide(before, seen(PROMISE_REPLY, cancelled=True))
     assert decision == ended(
         recorded(before, record(2, "cancelled", PROMISE_REPLY), PROMISE_REPLY),
-        "cancelled", "Ralph loop cancelled at iteration 2/8.",
+        "cancelled", "Ralph loop cancelled by the kill switch at iteration 2/8.",
+        ended_by="the kill switch",
     )
 
 
-def test_a_claim_beats_blocked() -> None:
+def test_blocked_beats_a_claim() -> None:
+    # Seed 001's terminal format: the result line, then the promise. A terminal
+    # RESULT: BLOCKED ends the loop as blocked; the promise after it claims nothing. (This
+    # test asserted the opposite, a claim beating BLOCKED, until issue 9.)
     reply = "RESULT: BLOCKED\nno key\n\n<promise>DONE</promise>"
-    before = state(iteration=2)
-    decision = decide(before, seen(reply))
+    before = verifying(iteration=2)
+    decision = decide(before, seen(reply))  # no verification ran, and none is needed
     assert decision == ended(
-        recorded(before, record(2, "success", "RESULT: BLOCKED no key <promise>DONE</promise>"),
+        recorded(before, record(2, "blocked", "RESULT: BLOCKED no key <promise>DONE</promise>"),
                  "RESULT: BLOCKED no key <promise>DONE</promise>",
-                 last_reply_digest=digest(reply)),
-        "success", "Ralph loop done: <promise>DONE</promise> seen at iteration 2/8.",
+                 last_reply_digest=digest(reply), blocker="no key\n\n<promise>DONE</promise>"),
+        "blocked", "Ralph loop blocked at iteration 2/8: no key <promise>DONE</promise>",
+        ["Blocked at iteration 2: no key\n\n<promise>DONE</promise>"],
     )
 
 
@@ -361,6 +380,7 @@ def test_the_cap_beats_the_deadline() -> None:
     assert decision == ended(
         recorded(before, record(8, "limit", "Edited a file."), "Edited a file."),
         "limit", "Ralph loop stopped: 8 iterations made without <promise>DONE</promise>.",
+        [cap_note()],
     )
 
 
@@ -378,6 +398,7 @@ def test_a_rejected_claim_at_the_cap_ends_with_limit() -> None:
                  failure_fingerprint=RED.fingerprint, failure_streak=1,
                  last_verification=[RED]),
         "limit", "Ralph loop stopped: 8 iterations made without <promise>DONE</promise>.",
+        [cap_note(evidence="the verification was still red (`pytest -q` exit 1)")],
     )
 
 
@@ -398,8 +419,9 @@ def test_a_claim_with_green_verification_succeeds_with_the_evidence() -> None:
     assert decision == ended(
         recorded(before, record(2, "success", PROMISE_REPLY, verification=[GREEN, LINT_GREEN]),
                  PROMISE_REPLY, last_verification=[GREEN, LINT_GREEN]),
-        "success", "Ralph loop done: <promise>DONE</promise> seen at iteration 2/8 and "
-                   "verified (2 command(s) green).",
+        "success", "Ralph loop done: <promise>DONE</promise> at iteration 2/8 and verified: "
+                   "`pytest -q` exit 0, `ruff check .` exit 0.",
+        verified=True,
     )
 
 
@@ -417,7 +439,9 @@ def test_a_claim_with_red_verification_continues_with_the_failure() -> None:
         "\n\nMake the tests pass\n\n---\n\n"
         "When you claim completion, the plugin runs `pytest -q`, `ruff check .` itself and "
         "rejects the claim if any fails.\n"
-        "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
+        "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you "
+        "and what the user must do; that ends the loop as blocked, whatever else the reply "
+        "says.\n"
         "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
         "`Next: ...`.\n\n"
         "Your completion claim was rejected: the verification failed.\n\n"
@@ -428,9 +452,12 @@ def test_a_claim_with_red_verification_continues_with_the_failure() -> None:
 
 def test_a_claim_without_verification_commands_succeeds_on_its_word() -> None:
     decision = decide(state(), seen(PROMISE_REPLY))
-    assert (decision.outcome, decision.message, decision.state.last_verification) == (
-        "success", "Ralph loop done: <promise>DONE</promise> seen at iteration 1/8.", []
+    assert (decision.outcome, decision.message, decision.state.last_verification,
+            decision.state.verified) == (
+        "success", "Ralph loop done: <promise>DONE</promise> at iteration 1/8" + UNVERIFIED, [],
+        False,
     )
+
 
 
 def test_a_claim_with_verify_configured_but_no_results_raises() -> None:
@@ -471,13 +498,17 @@ def test_a_third_identical_failure_blocks() -> None:
     before = verifying(iteration=4, failure_fingerprint=RED.fingerprint, failure_streak=2,
                        replans=1)
     decision = decide(before, seen(PROMISE_REPLY, verification=[RED]))
-    blocker = "Blocked by the same verification failure (`pytest -q`) 3 times in a row."
+    # Seed 001: the re-plan cap makes the result BLOCKED; the loop stops as a (resumable)
+    # limit, and the Review records the evidence and what the user must do.
+    blocker = ("BLOCKED (the re-plan limit was hit): the same verification failure "
+               "(`pytest -q`) 3 times in a row. Required user action: look at the failure "
+               "below, fix what the loop could not, then `/ralph-resume`.")
     assert decision == ended(
         recorded(before, record(4, "rejected", PROMISE_REPLY, verification=[RED]), PROMISE_REPLY,
                  failure_fingerprint=RED.fingerprint, failure_streak=3,
                  last_verification=[RED], blocker=blocker),
-        "blocked", "Ralph loop blocked at iteration 4/8: the same verification failure "
-                   "(`pytest -q`) 3 times in a row.",
+        "limit", "Ralph loop stopped at iteration 4/8: the same verification failure "
+                 "(`pytest -q`) 3 times in a row.",
         [blocker],
     )
 
@@ -486,13 +517,15 @@ def test_a_repeat_after_both_re_plans_blocks() -> None:
     before = verifying(iteration=6, failure_fingerprint=RED.fingerprint, failure_streak=1,
                        replans=2)
     decision = decide(before, seen(PROMISE_REPLY, verification=[RED]))
-    blocker = "Blocked by the same verification failure (`pytest -q`) again after 2 re-plans."
+    blocker = ("BLOCKED (the re-plan limit was hit): the same verification failure "
+               "(`pytest -q`) again after 2 re-plans. Required user action: look at the "
+               "failure below, fix what the loop could not, then `/ralph-resume`.")
     assert decision == ended(
         recorded(before, record(6, "rejected", PROMISE_REPLY, verification=[RED]), PROMISE_REPLY,
                  failure_fingerprint=RED.fingerprint, failure_streak=2,
                  last_verification=[RED], blocker=blocker),
-        "blocked", "Ralph loop blocked at iteration 6/8: the same verification failure "
-                   "(`pytest -q`) again after 2 re-plans.",
+        "limit", "Ralph loop stopped at iteration 6/8: the same verification failure "
+                 "(`pytest -q`) again after 2 re-plans.",
         [blocker],
     )
 
@@ -536,8 +569,10 @@ def test_a_whole_run_of_failures_uses_both_re_plans_then_blocks() -> None:
         [], ["Re-plan 2 asked at iteration 4: `make check` failed the same way twice."],
     ]
     assert (current.outcome, current.blocker) == (
-        "blocked",
-        "Blocked by the same verification failure (`make check`) again after 2 re-plans.",
+        "limit",
+        "BLOCKED (the re-plan limit was hit): the same verification failure (`make check`) "
+        "again after 2 re-plans. Required user action: look at the failure below, fix what "
+        "the loop could not, then `/ralph-resume`.",
     )
     assert [r.result for r in current.iterations] == ["rejected"] * 6
 
@@ -560,9 +595,10 @@ def test_result_verified_complete_is_a_claim() -> None:
     reply = "Tests pass now.\nRESULT: VERIFIED_COMPLETE"
     green = decide(verifying(), seen(reply, verification=[GREEN]))
     assert (green.outcome, green.message) == (
-        "success", "Ralph loop done: <promise>DONE</promise> seen at iteration 1/8 and verified "
-                   "(1 command(s) green)."
+        "success", "Ralph loop done: RESULT: VERIFIED_COMPLETE at iteration 1/8 and verified: "
+                   "`pytest -q` exit 0."
     )
+
     red = decide(verifying(), seen(reply, verification=[RED]))
     assert (red.action, red.state.iterations[-1].result) == ("continue", "rejected")
     with pytest.raises(ValueError):
@@ -808,13 +844,16 @@ GATE_NOTES = (
     "red gives you one repair; still red reverts them.\n"
     f"When the whole task is done, write `done` to .ralph-loop-done-{SESSION} to end the "
     "loop.\n"
-    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
+    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you "
+    "and what the user must do; that ends the loop as blocked, whatever else the reply "
+    "says.\n"
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
     "`Next: ...`."
 )
 RED_STREAK_END = ("Ralph loop failed: a systemic red streak reverted three consecutive "
                   "iterations (at iteration {done}).")
-LOOP_DONE_END = "Ralph loop done: the agent wrote done to its loop-done file at iteration {done}."
+# A claim in gate mode with no verification command: checked by the green gate.
+LOOP_DONE_END = "Ralph loop done: {how} at iteration {done} with the gate green (1 command(s))."
 
 
 def gated(**overrides: object) -> LoopState:
@@ -865,10 +904,12 @@ def after(before: LoopState, record: IterationRecord, now: datetime = T1,
 
 
 def gate_ended(before: LoopState, record: IterationRecord, outcome: str, message: str,
-          now: datetime = T1, **changes: object) -> Decision:
+               now: datetime = T1, notes: list[str] | None = None,
+               **changes: object) -> Decision:
     state = after(before, record, now, outcome=outcome, ended_at=now, end_message=message,
                   **changes)
-    return Decision("end", state, message=message)
+    return Decision("end", state, message=message, notes=notes or [])
+
 
 
 def standing(number: int, cap: int = 8, feedback: str = "") -> str:
@@ -895,7 +936,8 @@ def test_cancel_beats_a_red_streak_of_three() -> None:
     decision = decide(before, gate_seen(step, cancelled=True))
     # Cancelled first: the counters are not even moved.
     assert decision == gate_ended(before, entry(6, "cancelled", step), "cancelled",
-                             "Ralph loop cancelled at iteration 6/8.")
+                                  "Ralph loop cancelled by the kill switch at iteration 6/8.",
+                                  ended_by="the kill switch")
 
 
 def test_a_red_streak_of_three_beats_loop_done() -> None:
@@ -919,7 +961,8 @@ def test_loop_done_beats_the_promise() -> None:
     step = committed()
     decision = decide(before, gate_seen(step, GATE_PROMISE_REPLY, loop_done=True))
     assert decision == gate_ended(before, entry(3, "success", step, GATE_PROMISE_REPLY), "success",
-                             LOOP_DONE_END.format(done="3/8"), iteration_base=NEW)
+                                  LOOP_DONE_END.format(how="<promise>DONE</promise>", done="3/8"),
+                                  iteration_base=NEW, verified=True)
 
 
 def test_loop_done_beats_empty_iterations_quiescence() -> None:
@@ -927,7 +970,8 @@ def test_loop_done_beats_empty_iterations_quiescence() -> None:
     step = empty()
     decision = decide(before, gate_seen(step, loop_done=True))
     assert decision == gate_ended(before, entry(4, "success", step), "success",
-                             LOOP_DONE_END.format(done="4/8"), empty_iterations=2)
+                                  LOOP_DONE_END.format(how="the loop-done file", done="4/8"),
+                                  empty_iterations=2, verified=True)
 
 
 def test_empty_iterations_quiescence_beats_the_cap() -> None:
@@ -950,7 +994,7 @@ def test_the_cap_beats_the_timeout() -> None:
     assert decision == gate_ended(
         before, entry(8, "limit", step, ended=late), "limit",
         "Ralph loop stopped: 8 iterations made without <promise>DONE</promise>.", now=late,
-        iteration_base=NEW,
+        notes=[cap_note()], iteration_base=NEW,
     )
 
 
@@ -1094,8 +1138,8 @@ def test_a_claim_in_a_green_gate_iteration_is_a_success() -> None:
     step = committed()
     decision = decide(before, gate_seen(step, GATE_PROMISE_REPLY))
     assert decision == gate_ended(before, entry(2, "success", step, GATE_PROMISE_REPLY), "success",
-                             "Ralph loop done: <promise>DONE</promise> seen at iteration 2/8.",
-                             iteration_base=NEW)
+                                  LOOP_DONE_END.format(how="<promise>DONE</promise>", done="2/8"),
+                                  iteration_base=NEW, verified=True)
 
 
 def test_loop_done_in_a_red_gate_iteration_gets_a_repair_not_success() -> None:

@@ -78,6 +78,16 @@ def changes_text(facts: EndFacts) -> str:
     return f"+{facts.lines.added}, -{facts.lines.removed}{binary}"
 
 
+def last_attempt(state: LoopState) -> str:
+    """What was tried last: the latest `Approach:` line, else the last reply's start."""
+    for entry in reversed(state.iterations):
+        if entry.approach:
+            return f"iteration {entry.number}: {entry.approach}"
+    if state.iterations and state.iterations[-1].reply_excerpt:
+        return f"iteration {state.iterations[-1].number}: {state.iterations[-1].reply_excerpt}"
+    return ""
+
+
 def last_failure(state: LoopState) -> CommandResult | None:
     red = [result for result in state.last_verification if not result.passed]
     if red:
@@ -120,8 +130,8 @@ def verification_lines(results: list[CommandResult], *, output: bool = True) -> 
     lines = []
     for result in results:
         mark = "green" if result.passed else "red"
-        lines.append(f"- `{result.command}`: {mark} ({_how(result)}, "
-                     f"{result.duration_seconds:.1f} s)")
+        took = "" if result.timed_out else f", {result.duration_seconds:.1f} s"
+        lines.append(f"- `{result.command}`: {mark} ({_how(result)}{took})")
         tail = "\n".join(result.output_tail.strip().splitlines()[-OUTPUT_LINES:])
         if output and tail:
             fence = fence_for(f"$ {result.command}\n{tail}")
@@ -172,7 +182,9 @@ def render_report(state: LoopState, facts: EndFacts) -> str:
     lines = _head(state, facts)
     lines += ["", "## Task", "", state.prompt, "", "## Verification", ""]
     if state.verify:
-        lines += verification_lines(state.last_verification)
+        # A stop short of success shows the failing output once, under Last failure.
+        lines += verification_lines(state.last_verification,
+                                    output=state.outcome not in RESUMABLE)
         skipped = skipped_checks(state)
         if skipped:
             lines += ["", "Not verified green at the end: "
@@ -190,7 +202,7 @@ def render_report(state: LoopState, facts: EndFacts) -> str:
         lines += _gate_section(state)
     lines += ["", "## Files changed", ""]
     lines += [f"- `{shown_name(name)}`" for name in facts.files] or ["- none"]
-    lines += ["", "## Learnings", ""]
+    lines += ["", "## Learnings accumulated", ""]
     lines += [f"- {learning}" for learning in state.learnings] or ["- none recorded"]
     if state.blocker:
         lines += ["", "## Blocker", "", state.blocker]
@@ -202,9 +214,8 @@ def render_report(state: LoopState, facts: EndFacts) -> str:
 def _limit_sections(state: LoopState) -> list[str]:
     """Seed 004's "On Limit Reached": what was tried last, what failed, what was learned,
     and what the user can do now."""
-    last = state.iterations[-1] if state.iterations else None
-    attempt = (last.approach or last.reply_excerpt) if last is not None else ""
-    lines = ["", "## Last attempt", "", attempt or "(none recorded)", "", "## Last failure", ""]
+    lines = ["", "## Last attempt", "", last_attempt(state) or "(none recorded)", "",
+             "## Last failure", ""]
     failure = last_failure(state)
     lines += verification_lines([failure]) if failure is not None else ["(none recorded)"]
     lines += ["", "## Options", "",

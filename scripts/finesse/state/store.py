@@ -58,15 +58,29 @@ class LoopStore:
             ) from None
 
     def load(self, session_id: str) -> LoopState | None:
-        """This session's active loop, None if it has none. A loop already archived (its
-        active file could not be removed, say in a read-only folder) has ended: None."""
+        """This session's active loop, None if it has none. A loop archived after its active
+        file was last written (the file could not be removed, say in a read-only folder) has
+        ended: None. A resumed loop's active file is newer than its archived copy."""
         path = self.paths.loop_file(session_id)
         state = self._load_file(path, session_id)
-        if state is not None and (self.paths.history / f"{state.loop_id}.json").exists():
+        if state is not None and self._archived_since(state):
             with contextlib.suppress(OSError):
                 path.unlink()
             return None
         return state
+
+    def _archived_since(self, state: LoopState) -> bool:
+        """Whether the history holds this loop ended at or after the active state's last
+        write (a resumed loop is written after its archived copy)."""
+        archived_path = self.paths.history / f"{state.loop_id}.json"
+        if not archived_path.exists():
+            return False
+        try:
+            archived = LoopState.from_json(
+                read_bytes(archived_path, subject=str(archived_path), limit=MAX_STATE_BYTES))
+        except (FileProblem, SchemaError):
+            return False
+        return archived.outcome is not None and archived.updated_at >= state.updated_at
 
     def _load_file(self, path: Path, session_id: str | None = None) -> LoopState | None:
         try:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.loop.lifecycle import start_context
+from finesse.loop.status import start_context
 from finesse.state.store import LoopStore
 from tests.helpers.hooks import prompt_input, session_end_input, session_start_input, stop_input
 from tests.helpers.launch import LAUNCHER, PROMPT_SUBMIT, STOP, hook_env, run_launcher

@@ -12,7 +12,7 @@ import pytest
 
 from finesse.hooks import prompt_submit
 from finesse.loop.grammar import LOOP_USAGE as USAGE
-from finesse.loop.lifecycle import start_context
+from finesse.loop.status import start_context
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate

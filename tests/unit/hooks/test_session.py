@@ -13,7 +13,7 @@ import pytest
 
 from finesse.engine import end_loop
 from finesse.hooks.session import handle_end, handle_start, main_end, main_start
-from finesse.loop.lifecycle import start_context
+from finesse.loop.status import start_context
 from finesse.models import LoopState, replace
 from finesse.state.store import LoopStore
 from tests.helpers.hooks import env_for, session_end_input, session_start_input
@@ -57,7 +57,8 @@ def test_the_loop_is_re_stated(git_repo: Path, store: LoopStore, source: str) ->
                 "When you claim completion, the plugin runs `pytest -q` itself and rejects the "
                 "claim if any fails.\n"
                 "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks "
-                "you.\n"
+                "you and what the user must do; that ends the loop as blocked, whatever else "
+                "the reply says.\n"
                 "End your reply with four lines: `Approach: ...`, `Evidence: ...`, "
                 "`Learning: ...`, `Next: ...`.\n\n"
                 "Last verification: red: pytest -q"

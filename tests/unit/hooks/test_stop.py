@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from finesse.hooks import stop
-from finesse.loop.lifecycle import start_context
 from finesse.loop.report import render_report
+from finesse.loop.status import start_context
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
 from tests.helpers.hooks import Session, env_for, stop_hook, stop_input, submit
@@ -266,7 +266,9 @@ PLAN_NOTES = (
     "`## Attempts`.\n"
     "When you claim completion, the plugin runs `test -f done.txt`, `test -f README.md` itself "
     "and rejects the claim if any fails.\n"
-    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
+    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you "
+    "and what the user must do; that ends the loop as blocked, whatever else the reply "
+    "says.\n"
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
     "`Next: ...`."
 )

@@ -13,16 +13,15 @@ from finesse.errors import UsageError
 from finesse.loop.grammar import ResumeRequest
 from finesse.loop.lifecycle import (
     cancel_loop,
-    describe,
     finish,
     latest_resumable,
-    record_iteration,
     resume_loop,
-    start_context,
     start_loop,
 )
+from finesse.loop.notebook import record_iteration
 from finesse.loop.report import render_report
 from finesse.loop.request import StartRequest
+from finesse.loop.status import describe, start_context
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
@@ -146,7 +145,9 @@ def test_start_context_names_the_plan_and_the_commands() -> None:
         "`## Attempts`.\n"
         "When you claim completion, the plugin runs `test -f done.txt` itself and rejects the "
         "claim if any fails.\n"
-        "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
+        "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you "
+        "and what the user must do; that ends the loop as blocked, whatever else the reply "
+        "says.\n"
         "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
         "`Next: ...`."
     )

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from finesse.loop.notebook import attempt_entry, review_text
 from finesse.loop.report import (
-    attempt_entry,
+    EndFacts,
     banner,
     render_report,
     resume_command,
-    review_text,
     skipped_checks,
 )
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
+from finesse.support.git import LineChanges
 from finesse.support.markdown import strip_code
 from tests.helpers.states import T0, command_result, make_state
 
@@ -62,62 +63,139 @@ LIMITED = make_state(
 )
 
 
-def test_render_report() -> None:
-    assert render_report(LIMITED, ["src/tax.py", "tasks/todo.md", "tests/test_tax.py"]) == (
+STATE_FILE = ".claude/ralph/history/20261130T070000Z-0b7c5c3e-abc123.json"
+FACTS = EndFacts(files=["src/tax.py", "tests/test_tax.py"], lines=LineChanges(40, 12),
+                 is_repository=True, state_file=STATE_FILE, scope="/project")
+NOTHING = EndFacts(files=[], lines=None, is_repository=False, state_file=STATE_FILE,
+                   scope="/project")
+HEAD = (
+    "- Duration: 12 min 34 s (2026-11-30 07:00:00 to 07:12:34 UTC)\n"
+    "- Loop: `20261130T070000Z-0b7c5c3e-abc123` (session "
+    "`0b7c5c3e-1f2a-4d3b-8c4d-5e6f7a8b9c0d`)\n"
+    "- Completion promise: `<promise>DONE</promise>`\n"
+    "- Scope: /project (the project directory; nothing outside it is touched)\n"
+    "- Plan: `tasks/todo.md`\n"
+    "- Resumed 1 time(s)\n"
+    f"- State saved to: `{STATE_FILE}`\n"
+    "\n"
+    "## Task\n"
+    "\n"
+    "Make the tests pass.\n"
+    "Keep the public API.\n"
+    "\n"
+)
+RED_OUTPUT = (
+    "  ```text\n"
+    "  $ pytest -q\n"
+    + "".join(f"  line {n}\n" for n in range(3, 10))
+    + "  FAILED test_app.py::test_tax\n"
+    "  ```\n"
+)
+TAIL = (
+    "## Files changed\n"
+    "\n"
+    "- `src/tax.py`\n"
+    "- `tests/test_tax.py`\n"
+    "\n"
+    "## Learnings accumulated\n"
+    "\n"
+    "- prices are Decimal\n"
+    "- the table is per state\n"
+    "\n"
+    "## Iterations\n"
+    "\n"
+    "- 1: continue; approach: read the tax module\n"
+    "- 2: rejected; approach: added the tax table; verification red: pytest -q\n"
+    "- 3: limit\n"
+)
+
+
+def test_render_report_of_a_limit() -> None:
+    # Seed 004's "On Limit Reached": iterations completed, last attempt, last failure with
+    # its output, learnings accumulated, the three options, where the state is saved.
+    assert render_report(LIMITED, FACTS) == (
         "# Ralph loop report: limit reached\n"
         "\n"
-        "- Loop: `20261130T070000Z-0b7c5c3e-abc123` (session "
-        "`0b7c5c3e-1f2a-4d3b-8c4d-5e6f7a8b9c0d`)\n"
-        "- Status: limit - Ralph loop stopped: 3 iterations made without "
+        "- Task: Make the tests pass. Keep the public API.\n"
+        "- Status: MAX_ITERATIONS - Ralph loop stopped: 3 iterations made without "
         "<promise>DONE</promise>.\n"
-        "- Iterations: 3 of at most 3\n"
-        "- Duration: 12 min 34 s (2026-11-30 07:00:00 to 07:12:34 UTC)\n"
-        "- Completion promise: `<promise>DONE</promise>`\n"
-        "- Plan: `tasks/todo.md`\n"
-        "- Resumed 1 time(s)\n"
-        "- Resume with: `/ralph-resume --max-iterations 6`\n"
-        "\n"
-        "## Task\n"
-        "\n"
-        "Make the tests pass.\n"
-        "Keep the public API.\n"
-        "\n"
-        "## Verification evidence\n"
+        "- Iterations completed: 3 (cap 3)\n"
+        + HEAD
+        + "## Verification\n"
         "\n"
         "- `pytest -q`: red (exit 1, 3.2 s)\n"
-        "  ```text\n"
-        "  line 3\n"
-        "  line 4\n"
-        "  line 5\n"
-        "  line 6\n"
-        "  line 7\n"
-        "  line 8\n"
-        "  line 9\n"
-        "  FAILED test_app.py::test_tax\n"
-        "  ```\n"
         "- `ruff check .`: green (exit 0, 0.4 s)\n"
-        "  ```text\n"
-        "  All checks passed!\n"
-        "  ```\n"
         "\n"
         "Not verified green at the end: `pytest -q`\n"
         "\n"
-        "## Files changed\n"
+        "## Last attempt\n"
         "\n"
-        "- `src/tax.py`\n"
-        "- `tasks/todo.md`\n"
-        "- `tests/test_tax.py`\n"
+        "iteration 2: added the tax table\n"
         "\n"
-        "## Learnings\n"
+        "## Last failure\n"
         "\n"
-        "- prices are Decimal\n"
-        "- the table is per state\n"
+        "- `pytest -q`: red (exit 1, 3.2 s)\n"
+        + RED_OUTPUT
+        + "\n"
+        "## Options\n"
         "\n"
-        "## Iterations\n"
+        "- `/ralph-resume --max-iterations 6`\n"
+        "- `/ralph-resume` (continue from here)\n"
+        "- `/ralph-abort` (give it up: it can no longer be resumed)\n"
         "\n"
-        "- 1: continue; approach: read the tax module\n"
-        "- 2: rejected; approach: added the tax table; verification red: pytest -q\n"
-        "- 3: limit\n"
+        "Blocked in seed 001's sense: the cap ended the loop before a verified result; the "
+        "notebook's Review records the evidence and what to do.\n"
+        "\n"
+        + TAIL
+    )
+
+
+def test_render_report_of_a_verified_success() -> None:
+    # Seed 004's "On Success": the commands with their output, files modified and the total
+    # changes since the loop started.
+    done = replace(LIMITED, outcome="success", verified=True, verify=["ruff check ."],
+                   last_verification=[LINT],
+                   end_message="Ralph loop done: <promise>DONE</promise> at iteration 3/3 and "
+                               "verified: `ruff check .` exit 0.")
+    assert render_report(done, FACTS) == (
+        "# Ralph loop report: success (verified)\n"
+        "\n"
+        "- Task: Make the tests pass. Keep the public API.\n"
+        "- Status: SUCCESS - Ralph loop done: <promise>DONE</promise> at iteration 3/3 and "
+        "verified: `ruff check .` exit 0.\n"
+        "- Iterations: 3 of at most 3\n"
+        + HEAD
+        + "## Verification\n"
+        "\n"
+        "- `ruff check .`: green (exit 0, 0.4 s)\n"
+        "  ```text\n"
+        "  $ ruff check .\n"
+        "  All checks passed!\n"
+        "  ```\n"
+        "\n"
+        "## Summary\n"
+        "\n"
+        "- Files modified: 2\n"
+        "- Total changes: +40, -12 (since the loop started)\n"
+        "\n"
+        + TAIL
+    )
+
+
+def test_an_unverified_success_says_so() -> None:
+    done = replace(LIMITED, outcome="success", verified=False, verify=[], last_verification=[],
+                   end_message="Ralph loop done (unverified).")
+    text = render_report(done, NOTHING)
+    assert text.startswith("# Ralph loop report: success (unverified)\n\n")
+    assert "- Status: SUCCESS (UNVERIFIED) - Ralph loop done (unverified).\n" in text
+    assert text.split("## Verification\n\n")[1].split("\n\n## Summary")[0] == (
+        "No verification command: completion rests on the agent's word. Add `--verify CMD` "
+        "(or a plan's `## Verification Commands`) to have the plugin check it."
+    )
+    assert text.split("## Summary\n\n")[1].split("\n\n## Files")[0] == (
+        "- Files modified: 0\n"
+        "- Total changes: not counted (not a git repository, or no commit to count from) "
+        "(since the loop started)"
     )
 
 
@@ -128,31 +206,48 @@ def test_render_report_of_a_blocked_loop_with_nothing_recorded() -> None:
         end_message="Ralph loop blocked at iteration 1/8: No API key. Ask ops.",
         forced_past=["verifier", "scope"],
     )
-    assert render_report(state, []) == (
+    assert render_report(state, NOTHING) == (
         "# Ralph loop report: blocked\n"
         "\n"
+        "- Task: Make the tests pass\n"
+        "- Status: BLOCKED - Ralph loop blocked at iteration 1/8: No API key. Ask ops.\n"
+        "- Iterations completed: 0 (cap 8)\n"
+        "- Duration: 0 min 09 s (2026-11-30 07:00:00 to 07:00:09 UTC)\n"
         "- Loop: `20261130T070000Z-0b7c5c3e-abc123` (session "
         "`0b7c5c3e-1f2a-4d3b-8c4d-5e6f7a8b9c0d`)\n"
-        "- Status: blocked - Ralph loop blocked at iteration 1/8: No API key. Ask ops.\n"
-        "- Iterations: 0 of at most 8\n"
-        "- Duration: 0 min 09 s (2026-11-30 07:00:00 to 07:00:09 UTC)\n"
         "- Completion promise: `<promise>DONE</promise>`\n"
+        "- Scope: /project (the project directory; nothing outside it is touched)\n"
         "- Started with --force past failing prompt checks: verifier, scope\n"
-        "- Resume with: `/ralph-resume`\n"
+        f"- State saved to: `{STATE_FILE}`\n"
         "\n"
         "## Task\n"
         "\n"
         "Make the tests pass\n"
         "\n"
-        "## Verification evidence\n"
+        "## Verification\n"
         "\n"
-        "- none run\n"
+        "No verification command: completion rests on the agent's word. Add `--verify CMD` "
+        "(or a plan's `## Verification Commands`) to have the plugin check it.\n"
+        "\n"
+        "## Last attempt\n"
+        "\n"
+        "(none recorded)\n"
+        "\n"
+        "## Last failure\n"
+        "\n"
+        "(none recorded)\n"
+        "\n"
+        "## Options\n"
+        "\n"
+        "- `/ralph-resume`\n"
+        "- `/ralph-resume` (continue from here)\n"
+        "- `/ralph-abort` (give it up: it can no longer be resumed)\n"
         "\n"
         "## Files changed\n"
         "\n"
         "- none\n"
         "\n"
-        "## Learnings\n"
+        "## Learnings accumulated\n"
         "\n"
         "- none recorded\n"
         "\n"
@@ -169,10 +264,11 @@ def test_render_report_of_a_blocked_loop_with_nothing_recorded() -> None:
 
 def test_a_timed_out_command_in_the_evidence() -> None:
     state = replace(LIMITED, last_verification=[TIMED_OUT], verify=["make e2e"])
-    text = render_report(state, [])
-    evidence = text.split("## Verification evidence\n\n")[1].split("\n\n## Files")[0]
+    text = render_report(state, FACTS)
+    evidence = text.split("## Verification\n\n")[1].split("\n\n## Last")[0]
     assert evidence == (
-        "- `make e2e`: red (timed out, 600.0 s)\n\nNot verified green at the end: `make e2e`"
+        "- `make e2e`: red (timed out after 600 s)\n\n"
+        "Not verified green at the end: `make e2e`"
     )
 
 
@@ -202,13 +298,20 @@ def test_resume_command_of_a_timeout_without_minutes() -> None:
 
 def test_banner() -> None:
     path = ".claude/ralph/reports/20261130T070000Z-0b7c5c3e-abc123.md"
-    assert banner(LIMITED, path) == (
+    assert banner(LIMITED, FACTS, path) == (
         "Ralph loop stopped: 3 iterations made without <promise>DONE</promise>.\n"
-        "Resume: /ralph-resume --max-iterations 6\n"
+        "Last failure: `pytest -q` exit 1\n"
+        "Learnings accumulated: 2\n"
+        "Options: /ralph-resume --max-iterations 6 | /ralph-resume | /ralph-abort\n"
+        f"State saved to: {STATE_FILE}\n"
         f"Report: {path}"
     )
     done = replace(LIMITED, outcome="success", end_message="Ralph loop done.")
-    assert banner(done, path) == f"Ralph loop done.\nReport: {path}"
+    assert banner(done, FACTS, path) == (
+        f"Ralph loop done.\nFiles modified: 2 (+40, -12)\nReport: {path}"
+    )
+    cancelled = replace(LIMITED, outcome="cancelled", end_message="Ralph loop cancelled.")
+    assert banner(cancelled, FACTS, path) == f"Ralph loop cancelled.\nReport: {path}"
 
 
 def test_attempt_entry_with_every_field() -> None:
@@ -234,8 +337,8 @@ def test_attempt_entry_with_nothing_said() -> None:
 
 
 def test_review_text() -> None:
-    assert review_text(LIMITED, ["src/tax.py", "tests/test_tax.py"]) == (
-        "Loop `20261130T070000Z-0b7c5c3e-abc123` ended: limit - Ralph loop stopped: 3 "
+    assert review_text(LIMITED, FACTS) == (
+        "Loop `20261130T070000Z-0b7c5c3e-abc123` ended: limit reached - Ralph loop stopped: 3 "
         "iterations made without <promise>DONE</promise>.\n"
         "\n"
         "Changes made:\n"
@@ -257,7 +360,7 @@ def test_review_text() -> None:
 def test_review_text_of_a_blocked_loop_that_never_verified() -> None:
     state: LoopState = replace(LIMITED, outcome="blocked", end_message="Blocked.",
                                last_verification=[], blocker="No API key.")
-    assert review_text(state, []) == (
+    assert review_text(state, NOTHING) == (
         "Loop `20261130T070000Z-0b7c5c3e-abc123` ended: blocked - Blocked.\n"
         "\n"
         "Changes made:\n"
@@ -275,6 +378,18 @@ def test_review_text_of_a_blocked_loop_that_never_verified() -> None:
     )
 
 
+def test_review_of_an_unverified_success_names_it_under_skipped_checks() -> None:
+    done = replace(LIMITED, outcome="success", verified=False, verify=[], last_verification=[],
+                   end_message="Done (unverified).")
+    assert review_text(done, NOTHING).split("Skipped checks:\n")[1] == (
+        "- every check: no verification command was given, so the success rests on the "
+        "agent's word (unverified)\n"
+        "\n"
+        "Remaining blockers:\n"
+        "- none\n"
+    )
+
+
 def test_skipped_checks() -> None:
     assert skipped_checks(LIMITED) == ["pytest -q"]
     assert skipped_checks(replace(LIMITED, last_verification=[
@@ -286,5 +401,5 @@ def test_skipped_checks() -> None:
 def test_command_output_stays_code_in_the_report() -> None:
     output = "Expected:\n```\nrendered table\n```\nGot: nothing\n"
     state = replace(LIMITED, last_verification=[command_result("make docs", 1, output)])
-    prose = strip_code(render_report(state, []))
+    prose = strip_code(render_report(state, NOTHING))
     assert "rendered table" not in prose and "Got: nothing" not in prose

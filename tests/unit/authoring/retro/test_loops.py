@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from finesse.authoring.retro.loops import select_loops
-from tests.unit.states import make_state
+from tests.helpers.states import make_state
 
 
 def at(text: str) -> datetime:

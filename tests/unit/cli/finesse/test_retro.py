@@ -19,7 +19,7 @@ from finesse.cli.finesse import cli
 from finesse.models import IterationRecord
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
-from tests.unit.states import make_state
+from tests.helpers.states import make_state
 
 # ---------------------------------------------------------------- a real repository
 

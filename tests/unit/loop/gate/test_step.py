@@ -20,7 +20,9 @@ NOTES = (
     f"Gate mode: after every iteration the plugin runs `{GATE}`. Green commits your changes; "
     "red gives you one repair; still red reverts them.\n"
     f"When the whole task is done, write `done` to {DONE_FILE} to end the loop.\n"
-    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you.\n"
+    "If you cannot go on, end with a line `RESULT: BLOCKED` followed by what blocks you "
+    "and what the user must do; that ends the loop as blocked, whatever else the reply "
+    "says.\n"
     "End your reply with four lines: `Approach: ...`, `Evidence: ...`, `Learning: ...`, "
     "`Next: ...`."
 )
