@@ -53,7 +53,7 @@ def test_ralph_subcommands_match_the_readme() -> None:
 def test_loop_flags_match_the_readme() -> None:
     table = README.split("Arguments of `/ralph-loop`")[1].split("\n\n")[1]
     documented = set(re.findall(r"`(--[a-z-]+)", table))
-    assert documented == {*_VALUE_FLAGS, "--allow-dirty"}
+    assert documented == {*_VALUE_FLAGS, "--allow-dirty", "--no-plan"}
 
 
 def test_hooks_are_exec_form_python_launchers_that_exist() -> None:

@@ -165,6 +165,7 @@ class IterationRecord:
     # Spend: tokens per model read from the transcript; partial when not all could be read.
     usage: list[ModelUsage] = field(default_factory=list)
     usage_partial: bool = False
+    cost: float = 0.0  # estimated dollars, priced when the iteration ended
 
     def __post_init__(self) -> None:
         _at_least_one(self, "number")

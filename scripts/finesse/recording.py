@@ -20,6 +20,7 @@ from finesse.models import (
 )
 from finesse.prompts import loop_prompt, repair_prompt
 from finesse.signals import Reading, read_reply
+from finesse.spend import cost
 from finesse.support.usage import Cursor
 
 EXCERPT_CHARS = 300
@@ -101,6 +102,7 @@ def record(state: LoopState, observation: Observation, result: str) -> LoopState
         tree_changed=tree_changed,
         usage=list(observation.usage),
         usage_partial=observation.usage_partial,
+        cost=round(cost(list(observation.usage), state.prices), 6),
         **_gate_fields(observation.gate),
     )
     learnings = state.learnings

@@ -70,7 +70,7 @@ def totals(state: LoopState, iterations: list[IterationRecord] | None = None) ->
     return Totals(
         billed_tokens=sum(entry.billed for entry in usage),
         cache_read=sum(entry.cache_read for entry in usage),
-        cost=cost(usage, state.prices),
+        cost=sum(entry.cost for entry in chosen),  # each priced when it ended
         partial=any(entry.usage_partial for entry in chosen),
     )
 

@@ -128,3 +128,10 @@ class Session:
             self._write({"type": "user", "isMeta": True, "message": {
                 "role": "user", "content": f"Stop hook feedback:\n{output['reason']}"}})
         return output
+
+
+def continuation(reason: str, message: str) -> dict[str, object]:
+    """The Stop hook's output when a loop goes on: the next prompt as additional context
+    (it continues the turn without a "Stop hook error" notice), the header for the user."""
+    return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason},
+            "systemMessage": message}

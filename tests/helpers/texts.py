@@ -20,3 +20,26 @@ START_TEXT = (
 # What the next prompt says after gate mode reverted an iteration.
 REVERTED_NOTE = ("Your last attempt was reverted: the gate was still red after the repair. "
                  "Start this iteration from the reverted tree.")
+
+
+def stopped_banner(message: str, loop_id: str, options: list[str], *,
+                   failure: str | None = None, learnings: int = 0) -> str:
+    """The banner of a resumable stop (seed 004's short form): the message, the last
+    failure, the learnings, the options, where the state is saved, the report."""
+    lines = [message]
+    if failure is not None:
+        lines.append(f"Last failure: {failure}")
+    if learnings:
+        lines.append(f"Learnings accumulated: {learnings}")
+    lines += ["Options: " + " | ".join([*options, "/ralph-resume", "/ralph-abort"]),
+              f"State saved to: .claude/ralph/history/{loop_id}.json",
+              f"Report: .claude/ralph/reports/{loop_id}.md"]
+    return "\n".join(lines)
+
+# What a loop without any verifier is told at its start, after the first line.
+UNVERIFIED_START = (
+    "No verification command: completion will rest on Claude's word and be reported as "
+    "unverified. Add --verify CMD (or --plan with ## Verification Commands) to have it checked."
+)
+# The end of an unverified success's message.
+UNVERIFIED_END = " (unverified: no verification command, so it rests on the agent's word)."

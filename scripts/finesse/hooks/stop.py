@@ -121,9 +121,9 @@ def _observe(data: StopInput, state: LoopState, store: LoopStore, root: Path,
     cancelled_by = _cancel(store, state.session_id)  # asked for while the checks ran
     if cancelled_by is not None:
         observation = replace(observation, cancelled=True, cancelled_by=cancelled_by)
-    quota = read_quota(store.paths, utcnow()) if state.stop_at_quota is not None else None
-    return replace(observation, now=utcnow(), quota=quota,
-                   tree_fingerprint=gitstate.tree_fingerprint(root))
+    now = observation.now  # one reading of the clock per stop
+    quota = read_quota(store.paths, now) if state.stop_at_quota is not None else None
+    return replace(observation, quota=quota, tree_fingerprint=gitstate.tree_fingerprint(root))
 
 
 def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:

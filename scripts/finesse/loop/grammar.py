@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 from finesse.errors import UsageError
+from finesse.loop.budgets import Budgets, parse_budgets
+from finesse.loop.words import parse_count, split_words
 
 PLUGIN_NAME = "finesse"
 DEFAULT_MAX_ITERATIONS = 8
@@ -62,93 +64,6 @@ def match_command(prompt: str) -> SlashCommand | None:
     return SlashCommand(found.group(1), found.group(2).strip())
 
 
-def split_words(args: str) -> list[str]:
-    """The words of a typed argument string, split as a shell would, in one pass (linear in
-    the length: a prompt of megabytes splits in well under a second).
-
-    - Whitespace separates words; `"..."` and `'...'` group them; quoted and unquoted parts
-      next to each other make one word; `""` is an empty word. `#` starts no comment.
-    - Single quotes keep everything as typed. In double quotes a backslash escapes only `"`
-      and `\\`. Outside quotes it escapes a quote, a space or a backslash; any other
-      backslash is kept as typed, so `\\d+` and `C:\\Users\\me` stay as they are.
-    - An apostrophe between two letters (don't, O'Brien) with no other `'` after it in the
-      text is an apostrophe, not a quote.
-    An unclosed quote is a UsageError saying what to type instead.
-    """
-    words: list[str] = []
-    current: list[str] = []
-    in_word = False
-    last_single = args.rfind("'")
-    index, length = 0, len(args)
-    while index < length:
-        char = args[index]
-        if char in " \t\n\r":
-            if in_word:
-                words.append("".join(current))
-                current, in_word = [], False
-            index += 1
-            continue
-        in_word = True
-        if char == "\\":
-            following = args[index + 1] if index + 1 < length else ""
-            if following and following in "\"' \\":
-                current.append(following)
-                index += 2
-            else:
-                current.append(char)
-                index += 1
-            continue
-        if char == "'":
-            between_letters = (index > 0 and args[index - 1].isalpha()
-                               and index + 1 < length and args[index + 1].isalpha())
-            if between_letters and index == last_single:
-                current.append(char)
-                index += 1
-                continue
-            closing = args.find("'", index + 1)
-            if closing < 0:
-                raise _unclosed("'", index)
-            current.append(args[index + 1:closing])
-            index = closing + 1
-            continue
-        if char == '"':
-            index = _double_quoted(args, index + 1, current)
-            continue
-        current.append(char)
-        index += 1
-    if in_word:
-        words.append("".join(current))
-    return words
-
-
-def _double_quoted(args: str, index: int, into: list[str]) -> int:
-    """Read a double-quoted part from `index` (just after the quote) into `into`; the index
-    after its closing quote."""
-    start = index
-    while True:
-        found = min((at for at in (args.find('"', index), args.find("\\", index)) if at >= 0),
-                    default=-1)
-        if found < 0:
-            raise _unclosed('"', start - 1)
-        into.append(args[index:found])
-        if args[found] == '"':
-            return found + 1
-        following = args[found + 1] if found + 1 < len(args) else ""
-        if following in ('"', "\\"):
-            into.append(following)
-            index = found + 2
-        else:
-            into.append("\\")
-            index = found + 1
-
-
-def _unclosed(quote: str, at: int) -> UsageError:
-    return UsageError(
-        f"the {quote} quote at character {at + 1} is never closed: close it, escape it with a "
-        "backslash, or put the prompt in a file and pass --prompt-file PATH"
-    )
-
-
 def parse_max_iterations(value: str) -> int:
     if not _DECIMAL.fullmatch(value):
         raise UsageError(
@@ -190,9 +105,7 @@ _VALUE_FLAGS = (
 )
 _BUDGET_FLAGS = ("--max-tokens", "--max-cost", "--stop-at-quota")
 _RESUME_FLAGS = ("--max-iterations", "--timeout-minutes", *_BUDGET_FLAGS)
-MAX_TOKENS_CEILING = 10**12
-MAX_COST_CEILING = 1_000_000.0
-_MONEY = re.compile(r"\$?([0-9]+(?:\.[0-9]{1,2})?)")
+
 
 
 def _take_flags(
@@ -318,47 +231,6 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
         parsed.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
     parsed.budgets = parse_budgets(values)
     return parsed
-
-
-@dataclass(frozen=True)
-class Budgets:
-    """--max-tokens, --max-cost (US dollars, estimated) and --stop-at-quota (a percentage of
-    the plan's five-hour or weekly window)."""
-
-    max_tokens: int | None = None
-    max_cost: float | None = None
-    stop_at_quota: int | None = None
-
-
-def parse_budgets(values: dict[str, list[str]]) -> Budgets:
-    tokens = _single(values, "--max-tokens")
-    cost = _single(values, "--max-cost")
-    quota = _single(values, "--stop-at-quota")
-    return Budgets(
-        max_tokens=(None if tokens is None else
-                    parse_count(tokens.replace("_", "").replace(",", ""), "--max-tokens",
-                                MAX_TOKENS_CEILING)),
-        max_cost=None if cost is None else parse_money(cost),
-        stop_at_quota=None if quota is None else parse_count(quota, "--stop-at-quota", 100),
-    )
-
-
-def parse_money(value: str) -> float:
-    found = _MONEY.fullmatch(value.strip())
-    amount = float(found.group(1)) if found else 0.0
-    if not 0 < amount <= MAX_COST_CEILING:
-        raise UsageError(f"--max-cost needs an amount in US dollars above 0, not {value!r}: "
-                         "for example --max-cost 5 or --max-cost 12.50")
-    return amount
-
-
-def parse_count(value: str, flag: str, ceiling: int) -> int:
-    if not _DECIMAL.fullmatch(value) or not 1 <= int(value, 10) <= ceiling:
-        raise UsageError(
-            f"{flag} needs a whole number from 1 to {ceiling}, not {value!r}: "
-            f"for example {flag} 2"
-        )
-    return int(value, 10)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from finesse.models import CommandResult, IterationRecord, LoopState
 from finesse.recording import RESUMABLE, excerpt
+from finesse.spend import PRICES_DATED, dollars, totals
 from finesse.support.evidence import fence_for
 from finesse.support.files import shown_name
 from finesse.support.git import LineChanges
@@ -71,6 +72,15 @@ def resume_command(state: LoopState) -> str:
     return " ".join(parts)
 
 
+def options(state: LoopState) -> list[tuple[str, str]]:
+    """What the user can do after a resumable stop (seed 004's three options): (command,
+    what it does), the plain resume once."""
+    raised = resume_command(state)
+    found = [(raised, "with room to go on")] if raised != "/ralph-resume" else []
+    return [*found, ("/ralph-resume", "continue from here"),
+            ("/ralph-abort", "give it up: it can no longer be resumed")]
+
+
 def changes_text(facts: EndFacts) -> str:
     if not facts.is_repository or facts.lines is None:
         return "not counted (not a git repository, or no commit to count from)"
@@ -111,7 +121,7 @@ def banner(state: LoopState, facts: EndFacts, report_path: str) -> str:
             lines.append(f"Last failure: `{failure.command}` {_how(failure)}")
         if state.learnings:
             lines.append(f"Learnings accumulated: {len(state.learnings)}")
-        lines.append(f"Options: {resume_command(state)} | /ralph-resume | /ralph-abort")
+        lines.append("Options: " + " | ".join(command for command, _ in options(state)))
         lines.append(f"State saved to: {facts.state_file}")
     lines.append(f"Report: {report_path}")
     return "\n".join(lines)
@@ -200,6 +210,7 @@ def render_report(state: LoopState, facts: EndFacts) -> str:
         lines += _limit_sections(state)
     if state.gate:
         lines += _gate_section(state)
+    lines += spend_section(state)
     lines += ["", "## Files changed", ""]
     lines += [f"- `{shown_name(name)}`" for name in facts.files] or ["- none"]
     lines += ["", "## Learnings accumulated", ""]
@@ -218,13 +229,39 @@ def _limit_sections(state: LoopState) -> list[str]:
              "## Last failure", ""]
     failure = last_failure(state)
     lines += verification_lines([failure]) if failure is not None else ["(none recorded)"]
-    lines += ["", "## Options", "",
-              f"- `{resume_command(state)}`",
-              "- `/ralph-resume` (continue from here)",
-              "- `/ralph-abort` (give it up: it can no longer be resumed)"]
+    lines += ["", "## Options", ""]
+    lines += [f"- `{command}` ({what})" for command, what in options(state)]
     if state.outcome == "limit":
         lines += ["", "Blocked in seed 001's sense: the cap ended the loop before a verified "
                   "result; the notebook's Review records the evidence and what to do."]
+    return lines
+
+
+def spend_section(state: LoopState) -> list[str]:
+    """The receipts: tokens and estimated cost per iteration, the total, what it cost to
+    reach green and what rejected claims cost. Nothing when no usage was read."""
+    if not any(entry.usage for entry in state.iterations):
+        return []
+    lines = ["", "## Spend (estimated)", "",
+             "| iteration | result | tokens | cache reads | estimated cost |",
+             "| --- | --- | ---: | ---: | ---: |"]
+    for entry in state.iterations:
+        part = totals(state, [entry])
+        lines.append(f"| {entry.number} | {entry.result} | {part.billed_tokens:,} | "
+                     f"{part.cache_read:,} | ${part.cost:,.2f} |")
+    whole = totals(state)
+    lines.append(f"| total | | {whole.billed_tokens:,} | {whole.cache_read:,} | "
+                 f"${whole.cost:,.2f} |")
+    lines.append("")
+    if state.outcome == "success" and state.verified:
+        lines.append(f"- Cost to reach green: {dollars(whole.cost)}")
+    rejected = [entry for entry in state.iterations if entry.result == "rejected"]
+    lines.append(f"- Spent on rejected completion claims: "
+                 f"{dollars(totals(state, rejected).cost)} ({len(rejected)} claim(s))")
+    if whole.partial:
+        lines.append("- Some iterations wrote more than could be read: their usage is partial")
+    lines.append(f"- Prices: dollars per million tokens, dated {PRICES_DATED}; tokens count "
+                 "input, cache creation and output, cache reads apart")
     return lines
 
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from finesse.errors import UsageError
+from finesse.loop.budgets import Budgets
 from finesse.loop.grammar import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_PROMISE,
     DEFAULT_QUIESCE_AFTER,
     LOOP_USAGE,
     WARN_ABOVE_ITERATIONS,
-    Budgets,
     LoopArgs,
     check_promise,
     parse_loop_args,

@@ -9,6 +9,7 @@ from pathlib import Path
 from finesse.models import LoopState
 from finesse.prompts import iteration_header, protocol_notes
 from finesse.recording import excerpt
+from finesse.spend import dollars, totals
 from finesse.support.claude_settings import statusline_configured
 
 
@@ -40,6 +41,10 @@ def describe(state: LoopState, now: datetime, *, history: bool = False) -> str:
         lines.append("verify: " + "; ".join(state.verify))
     if state.last_reply_excerpt:
         lines.append(f"last reply: {excerpt(state.last_reply_excerpt, 160)}")
+    spent = totals(state)
+    if spent.billed_tokens or spent.cost:
+        lines.append(f"spend: {spent.billed_tokens:,} tokens (+{spent.cache_read:,} cache "
+                     f"reads), {dollars(spent.cost)}")
     if history:
         for record in state.iterations:
             line = f"  iteration {record.number}: {record.result}"

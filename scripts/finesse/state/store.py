@@ -58,9 +58,9 @@ class LoopStore:
             ) from None
 
     def load(self, session_id: str) -> LoopState | None:
-        """This session's active loop, None if it has none. A loop archived after its active
-        file was last written (the file could not be removed, say in a read-only folder) has
-        ended: None. A resumed loop's active file is newer than its archived copy."""
+        """This session's active loop, None if it has none. A loop whose ended record is in the
+        history, and which was not resumed since, has ended even when its active file is still
+        there (it could not be removed, say in a read-only folder): None."""
         path = self.paths.loop_file(session_id)
         state = self._load_file(path, session_id)
         if state is not None and self._archived_since(state):
@@ -70,8 +70,7 @@ class LoopStore:
         return state
 
     def _archived_since(self, state: LoopState) -> bool:
-        """Whether the history holds this loop ended at or after the active state's last
-        write (a resumed loop is written after its archived copy)."""
+        """Whether the history holds this loop as ended, and not resumed since."""
         archived_path = self.paths.history / f"{state.loop_id}.json"
         if not archived_path.exists():
             return False
@@ -80,7 +79,8 @@ class LoopStore:
                 read_bytes(archived_path, subject=str(archived_path), limit=MAX_STATE_BYTES))
         except (FileProblem, SchemaError):
             return False
-        return archived.outcome is not None and archived.updated_at >= state.updated_at
+        # A resume adds to `resumes`: the archived copy of a loop resumed since has fewer.
+        return archived.outcome is not None and len(archived.resumes) >= len(state.resumes)
 
     def _load_file(self, path: Path, session_id: str | None = None) -> LoopState | None:
         try:

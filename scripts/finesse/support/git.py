@@ -205,15 +205,17 @@ def line_changes(root: Path, since: str | None, names: Sequence[str]) -> LineCha
     git = Git(root)
     if not since or not names:
         return None if not since else LineChanges(0, 0)
-    done = git.run("--literal-pathspecs", "diff", "--numstat", "-z", "--relative", since,
-                   "--pathspec-from-file=-", "--pathspec-file-nul", data=join_names(names))
+    # The whole scope's numbers, then only the named files (`git diff` takes no pathspec
+    # file, and a command line of thousands of names could be too long).
+    done = git.run("diff", "--numstat", "--no-renames", "-z", "--relative", since, *SCOPE)
     if done.code != 0:
         return None
+    wanted = set(names)
     added = removed = binary = 0
     seen: set[str] = set()
     for record in done.out.split(b"\0"):
         parts = record.split(b"\t", 2)
-        if len(parts) != 3:
+        if len(parts) != 3 or os.fsdecode(parts[2]) not in wanted:
             continue
         if parts[0] == b"-":
             binary += 1

@@ -12,10 +12,16 @@ import pytest
 
 from finesse.loop.status import start_context
 from finesse.state.store import LoopStore
-from tests.helpers.hooks import prompt_input, session_end_input, session_start_input, stop_input
+from tests.helpers.hooks import (
+    continuation,
+    prompt_input,
+    session_end_input,
+    session_start_input,
+    stop_input,
+)
 from tests.helpers.launch import LAUNCHER, PROMPT_SUBMIT, STOP, hook_env, run_launcher
 from tests.helpers.states import OTHER_SESSION, SESSION, T0, files_under, make_state, store_for
-from tests.helpers.texts import NOTES
+from tests.helpers.texts import NOTES, UNVERIFIED_END, UNVERIFIED_START
 
 # --- a loop through the launcher: UserPromptSubmit and Stop ---------------------------------------
 
@@ -48,7 +54,7 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
         },
         "systemMessage": "Ralph loop started: up to 5 iterations, ends on "
                          "<promise>ALL DONE</promise>. /ralph-status to watch, "
-                         "/cancel-ralph to stop.",
+                         "/cancel-ralph to stop.\n" + UNVERIFIED_START,
     }
     assert files_under(store.paths.loops) == [f"{SESSION}.json"]
 
@@ -56,13 +62,11 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
         raw = stop_input(reply, cwd=str(sub), stop_hook_active=True)
         result = run_launcher(STOP, raw, env, sub)
         assert (result.code, result.stderr) == (0, "")
-        assert result.output() == {
-            "decision": "block",
-            "reason": f"Ralph iteration {number}/5: output <promise>ALL DONE</promise> only "
-                      "when it is completely true\n\nFix it's tests; $(touch PWNED)"
-                      f"\n\n---\n\n{NOTES}",
-            "systemMessage": f"Ralph iteration {number}/5",
-        }
+        assert result.output() == continuation(
+            f"Ralph iteration {number}/5: output <promise>ALL DONE</promise> only when it is "
+            f"completely true\n\nFix it's tests; $(touch PWNED)\n\n---\n\n{NOTES}",
+            f"Ralph iteration {number}/5",
+        )
 
     raw = stop_input("Both pass.\n<promise>ALL  DONE</promise>", cwd=str(sub),
                      stop_hook_active=True)
@@ -71,7 +75,8 @@ def test_three_iteration_loop_ending_on_the_promise(git_repo: Path) -> None:
     assert files_under(store.paths.loops) == []
     [ended] = store.history()
     assert done.output() == {
-        "systemMessage": "Ralph loop done: <promise>ALL DONE</promise> seen at iteration 3/5.\n"
+        "systemMessage": "Ralph loop done: <promise>ALL DONE</promise> at iteration 3/5"
+                         + UNVERIFIED_END + "\nFiles modified: 0 (+0, -0)\n"
                          f"Report: .claude/ralph/reports/{ended.loop_id}.md"
     }
     assert (ended.outcome, ended.iteration, [r.result for r in ended.iterations]) == (
@@ -133,12 +138,11 @@ def test_stop_finds_the_root_from_cwd_without_project_dir(git_repo: Path) -> Non
     sub.mkdir(parents=True)
     raw = stop_input("working", cwd=str(sub), stop_hook_active=True)
     result = run_launcher(STOP, raw, env, sub)
-    assert result.output() == {
-        "decision": "block",
-        "reason": "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it "
-                  f"is completely true\n\ngo\n\n---\n\n{NOTES}",
-        "systemMessage": "Ralph iteration 2/8",
-    }
+    assert result.output() == continuation(
+        "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it is "
+        f"completely true\n\ngo\n\n---\n\n{NOTES}",
+        "Ralph iteration 2/8",
+    )
 
 
 def test_stop_path_needs_no_plugin_environment(git_repo: Path, tmp_path: Path) -> None:
@@ -151,12 +155,11 @@ def test_stop_path_needs_no_plugin_environment(git_repo: Path, tmp_path: Path) -
     raw = stop_input("working", cwd="/", stop_hook_active=True)
     result = run_launcher(STOP, raw, env, git_repo)
     assert (result.code, result.stderr) == (0, "")
-    assert result.output() == {
-        "decision": "block",
-        "reason": "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it "
-                  f"is completely true\n\ngo\n\n---\n\n{NOTES}",
-        "systemMessage": "Ralph iteration 2/8",
-    }
+    assert result.output() == continuation(
+        "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it is "
+        f"completely true\n\ngo\n\n---\n\n{NOTES}",
+        "Ralph iteration 2/8",
+    )
     assert not (tmp_path / "empty-plugin-data").exists()
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from finesse.hooks import prompt_submit
 from finesse.loop.grammar import LOOP_USAGE as USAGE
+from finesse.loop.grammar import RESUME_USAGE
 from finesse.loop.status import start_context
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
@@ -27,7 +28,7 @@ from tests.helpers.states import (
     files_under,
     only_archived,
 )
-from tests.helpers.texts import NOTES, START_TEXT
+from tests.helpers.texts import NOTES, START_TEXT, UNVERIFIED_END, UNVERIFIED_START, stopped_banner
 
 # --- /ralph-loop ----------------------------------------------------------------------------------
 
@@ -53,7 +54,8 @@ def test_start_writes_state_and_adds_context(git_repo: Path, store: LoopStore) -
         },
         "systemMessage": (
             "Ralph loop started: up to 3 iterations, ends on <promise>ALL DONE</promise>. "
-            "/ralph-status to watch, /cancel-ralph to stop."
+            "/ralph-status to watch, /cancel-ralph to stop.\n"
+            "Completion is verified: `pytest -q` must pass when Claude claims it."
         ),
     }
     assert re.fullmatch(rf"\d{{8}}T\d{{6}}Z-{SESSION[:8]}-[0-9a-f]{{6}}", state.loop_id)
@@ -96,7 +98,7 @@ def test_start_warns_above_25(git_repo: Path) -> None:
     assert output is not None
     assert output["systemMessage"] == (
         "Ralph loop started: up to 30 iterations, ends on <promise>RALPH_LOOP_STOP</promise>. "
-        "/ralph-status to watch, /cancel-ralph to stop.\n"
+        "/ralph-status to watch, /cancel-ralph to stop.\n" + UNVERIFIED_START + "\n"
         "warning: --max-iterations 30 is above 25: long loops burn quota; "
         "/cancel-ralph stops it at any time"
     )
@@ -109,8 +111,8 @@ def test_start_warns_above_25(git_repo: Path) -> None:
          "finesse: --max-iterations must be from 1 to 1000, not 0: a loop always has a cap; "
          "for example --max-iterations 8"),
         ("/ralph-loop 'unclosed",
-         "finesse: could not read the arguments (No closing quotation): close the quote, or put "
-         "the prompt in a file and pass --prompt-file PATH"),
+         "finesse: the ' quote at character 1 is never closed: close it, escape it with a "
+         "backslash, or put the prompt in a file and pass --prompt-file PATH"),
         ("/ralph-loop", f"finesse: the prompt is empty: type {USAGE}"),
         ("/ralph-loop go --frobnicate", f"finesse: unknown option --frobnicate: type {USAGE}"),
         ("/ralph-loop --prompt-file missing.md",
@@ -245,11 +247,9 @@ def test_resume_after_the_cap_goes_on_with_the_history(
     session.stop("Approach: first\nLearning: one")
     output = session.stop("Approach: second")
     limited = only_archived(session.root)
-    assert output == {"systemMessage": (
-        "Ralph loop stopped: 2 iterations made without <promise>DONE</promise>.\n"
-        "Resume: /ralph-resume --max-iterations 4\n"
-        f"Report: .claude/ralph/reports/{limited.loop_id}.md"
-    )}
+    assert output == {"systemMessage": stopped_banner(
+        "Ralph loop stopped: 2 iterations made without <promise>DONE</promise>.",
+        limited.loop_id, ["/ralph-resume --max-iterations 4"], learnings=1)}
     assert session.submit("/ralph-resume --max-iterations 2") == {
         "decision": "block",
         "reason": "finesse: --max-iterations 2 leaves no room: the loop has made 2 iterations; "
@@ -276,7 +276,8 @@ def test_resume_after_the_cap_goes_on_with_the_history(
     output = session.stop("Approach: fourth\n<promise>DONE</promise>")
     [ended] = store.history()
     assert output == {"systemMessage": (
-        "Ralph loop done: <promise>DONE</promise> seen at iteration 4/4.\n"
+        "Ralph loop done: <promise>DONE</promise> at iteration 4/4" + UNVERIFIED_END
+        + "\nFiles modified: 0 (+0, -0)\n"
         f"Report: .claude/ralph/reports/{ended.loop_id}.md"
     )}
     assert (ended.loop_id, [r.approach for r in ended.iterations], len(ended.resumes)) == (
@@ -292,8 +293,7 @@ def test_resume_after_the_cap_goes_on_with_the_history(
 @pytest.mark.parametrize(
     ("command", "reason"),
     [
-        ("/ralph-resume now", "finesse: /ralph-resume takes only options: type /ralph-resume "
-                              "[--max-iterations N] [--timeout-minutes N]"),
+        ("/ralph-resume now", f"finesse: /ralph-resume takes only options: type {RESUME_USAGE}"),
         ("/ralph-resume --max-iterations 0",
          "finesse: --max-iterations must be from 1 to 1000, not 0: a loop always has a cap; "
          "for example --max-iterations 8"),
@@ -356,7 +356,7 @@ def test_prompt_submit_main(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> 
         },
         "systemMessage": (
             "Ralph loop started: up to 8 iterations, ends on <promise>RALPH_LOOP_STOP</promise>. "
-            "/ralph-status to watch, /cancel-ralph to stop."
+            "/ralph-status to watch, /cancel-ralph to stop.\n" + UNVERIFIED_START
         ),
     }
     assert active(git_repo).prompt == "go"

@@ -123,8 +123,8 @@ def test_clear_archives_the_loop_as_cancelled(git_repo: Path, store: LoopStore) 
     )]
     assert files_under(store.paths.loops) == []
     assert report.read_text(encoding="utf-8").startswith(
-        f"# Ralph loop report: cancelled\n\n- Loop: `{state.loop_id}` (session `{SESSION}`)\n"
-        f"- Status: cancelled - {CLEARED}\n"
+        f"# Ralph loop report: cancelled\n\n- Task: Make the tests pass\n"
+        f"- Status: CANCELLED - {CLEARED}\n"
     )
 
 

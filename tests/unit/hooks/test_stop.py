@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from finesse.hooks import stop
+from finesse.loop.lifecycle import end_facts
 from finesse.loop.report import render_report
 from finesse.loop.status import start_context
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
-from tests.helpers.hooks import Session, env_for, stop_hook, stop_input, submit
+from tests.helpers.hooks import Session, continuation, env_for, stop_hook, stop_input, submit
 from tests.helpers.plans import AFTER_REVIEW, BEFORE_ATTEMPTS, plan_parts
 from tests.helpers.states import (
     OTHER_SESSION,
@@ -29,17 +30,16 @@ from tests.helpers.states import (
     hold_lock,
     only_archived,
 )
-from tests.helpers.texts import NOTES
+from tests.helpers.texts import NOTES, UNVERIFIED_END, stopped_banner
 
 
-def continues(number: int, cap: int, promise: str, task: str) -> dict[str, str]:
+def continues(number: int, cap: int, promise: str, task: str) -> dict[str, object]:
     """The Stop hook's output when the loop goes on to iteration `number`."""
-    return {
-        "decision": "block",
-        "reason": f"Ralph iteration {number}/{cap}: output <promise>{promise}</promise> only "
-                  f"when it is completely true\n\n{task}\n\n---\n\n{NOTES}",
-        "systemMessage": f"Ralph iteration {number}/{cap}",
-    }
+    return continuation(
+        f"Ralph iteration {number}/{cap}: output <promise>{promise}</promise> only when it is "
+        f"completely true\n\n{task}\n\n---\n\n{NOTES}",
+        f"Ralph iteration {number}/{cap}",
+    )
 
 
 def report_line(state: LoopState) -> str:
@@ -66,8 +66,8 @@ def test_stop_ends_on_the_promise(git_repo: Path, store: LoopStore) -> None:
     assert files_under(store.paths.loops) == []
     [ended] = archived(git_repo)
     assert output == {
-        "systemMessage": "Ralph loop done: <promise>DONE</promise> seen at iteration 2/8.\n"
-                         + report_line(ended)
+        "systemMessage": "Ralph loop done: <promise>DONE</promise> at iteration 2/8"
+                         + UNVERIFIED_END + "\nFiles modified: 0 (+0, -0)\n" + report_line(ended)
     }
     assert files_under(store.paths.reports) == [f"{ended.loop_id}.md"]
     assert (ended.outcome, ended.iteration, [r.result for r in ended.iterations]) == (
@@ -84,10 +84,9 @@ def test_stop_ends_at_the_cap(git_repo: Path, store: LoopStore) -> None:
     output = stop_hook(git_repo, stop_input("two"))
     assert files_under(store.paths.loops) == []
     [ended] = archived(git_repo)
-    assert output == {
-        "systemMessage": "Ralph loop stopped: 2 iterations made without <promise>DONE</promise>."
-                         "\nResume: /ralph-resume --max-iterations 4\n" + report_line(ended)
-    }
+    assert output == {"systemMessage": stopped_banner(
+        "Ralph loop stopped: 2 iterations made without <promise>DONE</promise>.",
+        ended.loop_id, ["/ralph-resume --max-iterations 4"])}
     assert (ended.outcome, [r.result for r in ended.iterations]) == (
         "limit", ["continue", "limit"]
     )
@@ -98,11 +97,9 @@ def test_talk_only_stops_quiesce_before_the_cap(git_repo: Path, store: LoopStore
     assert stop_hook(git_repo, stop_input("Thinking about it.")) == continues(2, 8, "DONE", "go")
     output = stop_hook(git_repo, stop_input("Still thinking."))
     [ended] = archived(git_repo)
-    assert output == {
-        "systemMessage": "Ralph loop quiesced at iteration 2/8: 2 iterations in a row with no "
-                         "tool call and no change to the project.\nResume: /ralph-resume\n"
-                         + report_line(ended)
-    }
+    assert output == {"systemMessage": stopped_banner(
+        "Ralph loop quiesced at iteration 2/8: 2 iterations in a row with no tool call and no "
+        "change to the project.", ended.loop_id, [])}
     assert (ended.outcome, ended.idle_iterations, [r.result for r in ended.iterations]) == (
         "quiesced", 2, ["continue", "quiesced"]
     )
@@ -168,7 +165,8 @@ def test_kill_switch_cancels(git_repo: Path, store: LoopStore) -> None:
     assert files_under(store.paths.loops) == []
     [ended] = archived(git_repo)
     assert output == {
-        "systemMessage": "Ralph loop cancelled at iteration 1/8.\n" + report_line(ended)
+        "systemMessage": "Ralph loop cancelled by the kill switch at iteration 1/8.\n"
+                         + report_line(ended)
     }
     assert (ended.outcome, [r.result for r in ended.iterations]) == ("cancelled", ["cancelled"])
 
@@ -194,8 +192,9 @@ def test_transcript_is_the_fallback(git_repo: Path, tmp_path: Path, store: LoopS
     transcript = _transcript(tmp_path / "t.jsonl", "Finished. <promise>DONE</promise>")
     output = stop_hook(git_repo, stop_input(None, transcript=str(transcript)))
     [ended] = archived(git_repo)
-    assert output == {"systemMessage": "Ralph loop done: <promise>DONE</promise> seen at "
-                                       "iteration 1/8.\n" + report_line(ended)}
+    assert output == {"systemMessage": "Ralph loop done: <promise>DONE</promise> at iteration "
+                                       "1/8" + UNVERIFIED_END + "\nFiles modified: 0 (+0, -0)\n"
+                                       + report_line(ended)}
     assert ended.last_reply_excerpt == "Finished. <promise>DONE</promise>"
 
 
@@ -203,7 +202,7 @@ def test_last_assistant_message_beats_the_transcript(git_repo: Path, tmp_path: P
     submit(git_repo, "/ralph-loop go --completion-promise DONE")
     transcript = _transcript(tmp_path / "t.jsonl", "Stale. <promise>DONE</promise>")
     output = stop_hook(git_repo, stop_input("Newer reply, not done", transcript=str(transcript)))
-    assert output is not None and output["decision"] == "block"
+    assert output is not None and "hookSpecificOutput" in output
     assert active(git_repo).last_reply_excerpt == "Newer reply, not done"
 
 
@@ -281,13 +280,16 @@ REJECTED = (
 )
 
 
-def plan_continues(number: int, cap: int, feedback: str = "") -> dict[str, Any]:
+def plan_continues(number: int, cap: int, feedback: str = "",
+                   learned: str = "the check wants done.txt") -> dict[str, Any]:
+    """The next prompt: the header, the previous learning (seed 004: every iteration after
+    the first starts from it), the task, the notes, the feedback."""
     reason = (f"Ralph iteration {number}/{cap}: output <promise>DONE</promise> only when it is "
-              f"completely true\n\n{TASK}\n\n---\n\n{PLAN_NOTES}")
+              f"completely true\n\nPrevious learnings: {learned}\n\n{TASK}\n\n---\n\n"
+              f"{PLAN_NOTES}")
     if feedback:
         reason += f"\n\n{feedback}"
-    return {"decision": "block", "reason": reason,
-            "systemMessage": f"Ralph iteration {number}/{cap}"}
+    return continuation(reason, f"Ralph iteration {number}/{cap}")
 
 
 CLAIM = (
@@ -322,8 +324,10 @@ def test_claim_rejected_then_verified(session: Session, protocol_plan: Path,
     ended = only_archived(session.root)
     report = store.paths.reports / f"{ended.loop_id}.md"
     assert output == {"systemMessage": (
-        "Ralph loop done: <promise>DONE</promise> seen at iteration 2/8 and verified "
-        f"(2 command(s) green).\nReport: .claude/ralph/reports/{ended.loop_id}.md"
+        "Ralph loop done: <promise>DONE</promise> at iteration 2/8 and verified: "
+        "`test -f done.txt` exit 0, `test -f README.md` exit 0.\n"
+        "Files modified: 1 (+1, -0)\n"
+        f"Report: .claude/ralph/reports/{ended.loop_id}.md"
     )}
     assert (ended.outcome, [r.result for r in ended.iterations], ended.report_path) == (
         "success", ["rejected", "success"], str(report)
@@ -364,12 +368,12 @@ def test_claim_rejected_then_verified(session: Session, protocol_plan: Path,
         "### Odd heading ###\n"
         "\n"
         "<!-- finesse:review -->\n"
-        f"Loop `{ended.loop_id}` ended: success - Ralph loop done: <promise>DONE</promise> "
-        "seen at iteration 2/8 and verified (2 command(s) green).\n"
+        f"Loop `{ended.loop_id}` ended: success (verified) - Ralph loop done: "
+        "<promise>DONE</promise> at iteration 2/8 and verified: `test -f done.txt` exit 0, "
+        "`test -f README.md` exit 0.\n"
         "\n"
         "Changes made:\n"
         "- `done.txt`\n"
-        "- `tasks/todo.md`\n"
         "\n"
         "Verification evidence:\n"
         + "".join(f"- `{v.command}`: green (exit 0, {v.duration_seconds:.1f} s)\n"
@@ -382,9 +386,9 @@ def test_claim_rejected_then_verified(session: Session, protocol_plan: Path,
         "- none\n"
         "\n"
     )
-    assert report.read_text(encoding="utf-8") == render_report(
-        ended, ["done.txt", "tasks/todo.md"]
-    )
+    facts = end_facts(store, ended)
+    assert (facts.files, report.read_text(encoding="utf-8")) == (
+        ["done.txt"], render_report(ended, facts))
 
 
 def test_the_same_failure_asks_for_a_re_plan_then_blocks(
@@ -396,7 +400,7 @@ def test_the_same_failure_asks_for_a_re_plan_then_blocks(
     replan = (
         "\n\nThe same failure happened twice in a row. Stop: re-read the plan and the failure, "
         "then write a new approach in a line starting `Re-plan:` before you change anything "
-        "(re-plan 1 of 2; a third identical failure ends the loop as blocked)."
+        "(re-plan 1 of 2; a third identical failure stops the loop)."
     )
     assert session.stop("Tried again.\n<promise>DONE</promise>") == plan_continues(
         3, 8, REJECTED + replan
@@ -409,15 +413,16 @@ def test_the_same_failure_asks_for_a_re_plan_then_blocks(
     )
     output = session.stop("Re-plan: same thing.\n<promise>DONE</promise>")
     ended = only_archived(session.root)
-    blocker = "Blocked by the same verification failure (`test -f done.txt`) 3 times in a row."
-    assert output == {"systemMessage": (
-        "Ralph loop blocked at iteration 3/8: the same verification failure "
-        "(`test -f done.txt`) 3 times in a row.\n"
-        "Resume: /ralph-resume\n"
-        f"Report: .claude/ralph/reports/{ended.loop_id}.md"
-    )}
+    blocker = ("BLOCKED (the re-plan limit was hit): the same verification failure "
+               "(`test -f done.txt`) 3 times in a row. Required user action: look at the "
+               "failure below, fix what the loop could not, then `/ralph-resume`.")
+    assert output == {"systemMessage": stopped_banner(
+        "Ralph loop stopped at iteration 3/8: the same verification failure "
+        "(`test -f done.txt`) 3 times in a row.", ended.loop_id,
+        ["/ralph-resume --max-iterations 16"], failure="`test -f done.txt` exit 1",
+        learnings=1)}
     assert (ended.outcome, ended.blocker, ended.replans, ended.failure_streak) == (
-        "blocked", blocker, 1, 3
+        "limit", blocker, 1, 3
     )
     before, middle, after = plan_parts(protocol_plan)
     assert (before, after) == (BEFORE_ATTEMPTS, AFTER_REVIEW)
@@ -445,10 +450,9 @@ def test_result_blocked_ends_the_loop_and_records_the_blocker(
                           "environment.\nAsk ops for one.")
     ended = only_archived(session.root)
     blocker = "No STAGING_KEY in the environment.\nAsk ops for one."
-    assert output == {"systemMessage": (
+    assert output == {"systemMessage": stopped_banner(
         "Ralph loop blocked at iteration 1/8: No STAGING_KEY in the environment. Ask ops for "
-        f"one.\nResume: /ralph-resume\nReport: .claude/ralph/reports/{ended.loop_id}.md"
-    )}
+        "one.", ended.loop_id, [])}
     assert (ended.outcome, ended.blocker, [r.result for r in ended.iterations]) == (
         "blocked", blocker, ["blocked"]
     )
@@ -472,14 +476,12 @@ def test_talk_only_stops_quiesce_with_a_real_transcript(
 ) -> None:
     session.submit("/ralph-loop Fix it --completion-promise DONE")
     assert session.stop("Working with tools.", tools=2) is not None
-    assert session.stop("Let me think.", tools=0)["decision"] == "block"  # type: ignore[index]
+    assert session.stop("Let me think.", tools=0)["hookSpecificOutput"]  # type: ignore[index]
     output = session.stop("Still thinking.", tools=0)
     ended = only_archived(session.root)
-    assert output == {"systemMessage": (
+    assert output == {"systemMessage": stopped_banner(
         "Ralph loop quiesced at iteration 3/8: 2 iterations in a row with no tool call and no "
-        f"change to the project.\nResume: /ralph-resume\n"
-        f"Report: .claude/ralph/reports/{ended.loop_id}.md"
-    )}
+        "change to the project.", ended.loop_id, [])}
     assert [(r.tool_calls, r.tree_changed) for r in ended.iterations] == [
         (2, False), (0, False), (0, False)
     ]
@@ -502,14 +504,12 @@ def test_the_deadline_ends_the_loop_and_resume_opens_a_fresh_window(
 ) -> None:
     # Each hook call is a minute later than the one before (the _clock fixture).
     session.submit("/ralph-loop Fix it --completion-promise DONE --timeout-minutes 2")
-    assert session.stop("Edited a file.")["decision"] == "block"  # type: ignore[index]
+    assert session.stop("Edited a file.")["hookSpecificOutput"]  # type: ignore[index]
     output = session.stop("Edited another.")
     ended = only_archived(session.root)
-    assert output == {"systemMessage": (
-        "Ralph loop timed out after 2 minutes, at iteration 2/8.\n"
-        "Resume: /ralph-resume --timeout-minutes 2\n"
-        f"Report: .claude/ralph/reports/{ended.loop_id}.md"
-    )}
+    assert output == {"systemMessage": stopped_banner(
+        "Ralph loop timed out after 2 minutes, at iteration 2/8.", ended.loop_id,
+        ["/ralph-resume --timeout-minutes 2"])}
     assert (ended.outcome, ended.deadline_at) == ("timeout", T0 + timedelta(minutes=2))
     session.submit("/ralph-resume --timeout-minutes 5")
     state = store.load(SESSION)
@@ -517,4 +517,4 @@ def test_the_deadline_ends_the_loop_and_resume_opens_a_fresh_window(
     assert (state.iteration, state.timeout_minutes, state.deadline_at) == (
         3, 5, T0 + timedelta(minutes=3 + 5)
     )
-    assert session.stop("Going on.")["decision"] == "block"  # type: ignore[index]
+    assert session.stop("Going on.")["hookSpecificOutput"]  # type: ignore[index]

@@ -3,9 +3,11 @@ arguments go through start_request, with no file to read."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import assume, given
@@ -21,6 +23,7 @@ from finesse.loop.grammar import (
     expect_no_args,
     match_command,
     parse_resume_args,
+    split_words,
 )
 from finesse.loop.request import StartRequest, start_request
 from tests.helpers.requests import ROOT, parse, refusal
@@ -81,7 +84,13 @@ def test_protocol_defaults() -> None:
 def test_usage_names_the_protocol_flags() -> None:
     for flag in ("[--plan PATH]", "[--quiesce-after N]", "[--timeout-minutes N]"):
         assert flag in LOOP_USAGE
-    assert RESUME_USAGE == "/ralph-resume [--max-iterations N] [--timeout-minutes N]"
+    for flag in ("[--no-plan]", "[--max-tokens N]", "[--max-cost USD]",
+                 "[--stop-at-quota PERCENT]"):
+        assert flag in LOOP_USAGE
+    assert RESUME_USAGE == (
+        "/ralph-resume [--max-iterations N] [--timeout-minutes N] [--max-tokens N] "
+        "[--max-cost USD] [--stop-at-quota PERCENT]"
+    )
 
 
 # --- --max-iterations -----------------------------------------------------------------------------
@@ -216,12 +225,39 @@ def test_unknown_flags_refused(flag: str) -> None:
     assert refusal(f"go {flag}") == f"unknown option {name}: type {LOOP_USAGE}"
 
 
-@pytest.mark.parametrize("args", ['"unclosed', "it's broken", 'go --completion-promise "DONE'])
-def test_unbalanced_quote_one_line(args: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "quote", "at"),
+    [('"unclosed', '"', 1), ("'tis broken", "'", 1), ('go --completion-promise "DONE', '"', 25)],
+)
+def test_unbalanced_quote_one_line(args: str, quote: str, at: int) -> None:
     assert refusal(args) == (
-        "could not read the arguments (No closing quotation): close the quote, or put the "
-        "prompt in a file and pass --prompt-file PATH"
+        f"the {quote} quote at character {at} is never closed: close it, escape it with a "
+        "backslash, or put the prompt in a file and pass --prompt-file PATH"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        # An apostrophe inside a word, with no quote after it to close, is an apostrophe.
+        ("don't stop", ["don't", "stop"]),
+        ("fix O'Brien's report", ["fix", "O'Brien's", "report"]),
+        # Backslashes that escape nothing are kept as typed (they used to vanish).
+        (r"match \d+ in C:\Users\me", ["match", r"\d+", "in", r"C:\Users\me"]),
+        (r"a\ b \"q\" c\\d", ["a b", '"q"', r"c\d"]),
+        ('"in \\"quotes\\" and C:\\dir" x', ['in "quotes" and C:\\dir', "x"]),
+        ("'single \\d' #not-a-comment", ["single \\d", "#not-a-comment"]),
+        ('a"b c"d ""', ["ab cd", ""]),
+    ],
+)
+def test_split_words_keeps_what_the_user_typed(args: str, words: list[str]) -> None:
+    assert split_words(args) == words
+
+
+def test_split_words_is_linear_on_a_megabyte_prompt() -> None:
+    # shlex took seconds on a megabyte quoted token (quadratic); one pass does not.
+    long = "x" * 4_000_000
+    assert split_words(f'"{long}" --max-iterations 3') == [long, "--max-iterations", "3"]
 
 
 @pytest.mark.parametrize("args", ["", "   ", "--max-iterations 3", "''", "--", "-- ''"])
@@ -412,8 +448,9 @@ def test_parse_resume_args(args: str, request_: ResumeRequest) -> None:
                                 "'0': for example --timeout-minutes 2"),
         ("--max-iterations 3 --max-iterations 4",
          "--max-iterations was given 2 times: give it once"),
-        ("'unclosed", "could not read the arguments (No closing quotation): close the quote, or "
-                      "put the prompt in a file and pass --prompt-file PATH"),
+        ("'unclosed", "the ' quote at character 1 is never closed: close it, escape it with a "
+                      "backslash, or put the prompt in a file and pass --prompt-file PATH"),
+
     ],
 )
 def test_parse_resume_args_refusals(args: str, message: str) -> None:
@@ -465,3 +502,17 @@ def test_refusals_are_one_line(args: str) -> None:
     except UsageError as err:
         message = str(err)
         assert message and "\n" not in message and "\r" not in message
+
+
+# --- a held-out set, written from the rules alone by someone who had not seen this code ---------
+
+BLIND = json.loads((Path(__file__).parent / "data" / "args_blind.json").read_text())
+
+
+@pytest.mark.parametrize("case", BLIND, ids=[case["id"] for case in BLIND])
+def test_blind_argument_cases(case: dict[str, Any]) -> None:
+    if isinstance(case["expected"], dict):
+        with pytest.raises(UsageError):
+            split_words(case["input"])
+    else:
+        assert split_words(case["input"]) == case["expected"], case["why"]

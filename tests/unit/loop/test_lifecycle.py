@@ -13,18 +13,20 @@ from finesse.errors import UsageError
 from finesse.loop.grammar import ResumeRequest
 from finesse.loop.lifecycle import (
     cancel_loop,
+    end_facts,
     finish,
     latest_resumable,
     resume_loop,
     start_loop,
 )
 from finesse.loop.notebook import record_iteration
-from finesse.loop.report import render_report
+from finesse.loop.report import EndFacts, render_report
 from finesse.loop.request import StartRequest
 from finesse.loop.status import describe, start_context
 from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
+from finesse.support.git import LineChanges
 from tests.helpers.gate import DONE_FILE, GATE, gate_section, start
 from tests.helpers.hooks import stop_reply
 from tests.helpers.plans import commit_plan
@@ -42,6 +44,7 @@ from tests.helpers.states import (
     read_json,
     store_for,
 )
+from tests.helpers.texts import stopped_banner
 
 PLAN = """\
 # Make the tests pass
@@ -170,7 +173,8 @@ ATTEMPTS = (
 
 
 def plan_state(root: Path, **fields: object) -> LoopState:
-    return make_state(root, plan_file="tasks/todo.md", verify=["test -f done.txt"],
+    return make_state(root, plan_file="tasks/todo.md", notebook="tasks/todo.md",
+                      verify=["test -f done.txt"],
                       baseline_commit=git(root, "rev-parse", "HEAD"), **fields)
 
 
@@ -222,10 +226,14 @@ def test_finish_writes_the_plan_the_report_and_the_archive(
     store.save(replace(ended, outcome=None, ended_at=None))  # the active file it replaces
     banner = finish(store, ended, ["Blocked? no."])
     report = store.paths.reports / f"{ended.loop_id}.md"
-    assert banner == f"Ralph loop done.\nReport: .claude/ralph/reports/{ended.loop_id}.md"
-    files = ["README.md", "done.txt", "tasks/todo.md"]
+    # README.md: one line replaced; done.txt: created empty.
+    assert banner == (f"Ralph loop done.\nFiles modified: 2 (+1, -1)\n"
+                      f"Report: .claude/ralph/reports/{ended.loop_id}.md")
     archived = replace(ended, report_path=str(report))
-    assert report.read_text(encoding="utf-8") == render_report(archived, files)
+    facts = end_facts(store, archived)
+    # The notebook is the plugin's own record: never listed as a change the loop made.
+    assert (facts.files, facts.lines) == (["README.md", "done.txt"], LineChanges(1, 1))
+    assert report.read_text(encoding="utf-8") == render_report(archived, facts)
     assert store.history() == [archived]
     assert read_json(store.paths.history / f"{ended.loop_id}.json")["report_path"] == str(report)
     assert files_under(store.paths.loops) == []
@@ -242,12 +250,11 @@ def test_finish_writes_the_plan_the_report_and_the_archive(
         "- Blocked? no.\n"
         "\n"
         "<!-- finesse:review -->\n"
-        f"Loop `{ended.loop_id}` ended: success - Ralph loop done.\n"
+        f"Loop `{ended.loop_id}` ended: success (unverified) - Ralph loop done.\n"
         "\n"
         "Changes made:\n"
         "- `README.md`\n"
         "- `done.txt`\n"
-        "- `tasks/todo.md`\n"
         "\n"
         "Verification evidence:\n"
         "- `test -f done.txt`: green (exit 0, 0.5 s)\n"
@@ -282,12 +289,14 @@ def test_finish_without_a_plan_or_git(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     store = store_for(tmp_path)
     ended = end_loop(make_state(tmp_path, iterations=[FIRST]), "quiesced", "Quiet.", T1)
-    assert finish(store, ended) == (
-        f"Quiet.\nResume: /ralph-resume\nReport: .claude/ralph/reports/{ended.loop_id}.md"
-    )
+    assert finish(store, ended) == stopped_banner("Quiet.", ended.loop_id, [])
     report = (store.paths.reports / f"{ended.loop_id}.md").read_text(encoding="utf-8")
+    facts = EndFacts(files=[], lines=None, is_repository=False,
+                     state_file=f".claude/ralph/history/{ended.loop_id}.json",
+                     scope=str(tmp_path))
     assert report == render_report(replace(ended, report_path=str(store.paths.reports /
-                                                                   f"{ended.loop_id}.md")), [])
+                                                                   f"{ended.loop_id}.md")), facts)
+    assert "- Total changes" not in report  # a quiesced loop has no success summary
 
 
 # --- resume -----------------------------------------------------------------------------------
@@ -551,10 +560,9 @@ def test_allow_dirty_commits_a_snapshot_recorded_in_state_and_report(gate_projec
 
     output = stop_reply(gate_project, "Approach: nothing to do\nLooked around.")
     loop = only_archived(gate_project)
-    assert output == {"systemMessage": (
-        "Ralph loop stopped: 1 iterations made without <promise>RALPH_LOOP_STOP</promise>.\n"
-        "Resume: /ralph-resume --max-iterations 2\n"
-        f"Report: .claude/ralph/reports/{loop.loop_id}.md")}
+    assert output == {"systemMessage": stopped_banner(
+        "Ralph loop stopped: 1 iterations made without <promise>RALPH_LOOP_STOP</promise>.",
+        loop.loop_id, ["/ralph-resume --max-iterations 2"])}
     report = (gate_project / loop.report_path).read_text()
     assert gate_section(report) == [
         f"Gate: `{GATE}`",

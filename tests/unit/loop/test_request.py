@@ -3,12 +3,17 @@ the written plan) read relative to the project root, and their refusals."""
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 from pathlib import Path
 
 import pytest
 
+from finesse.errors import UsageError
 from finesse.loop.request import StartRequest, start_request
+from finesse.models import Price
+from finesse.spend import DEFAULT_PRICES
 from tests.helpers.repo import write
 from tests.helpers.requests import ROOT, parse, refusal
 
@@ -179,7 +184,7 @@ def test_plan_adds_its_verification_commands(project: Path) -> None:
                "unblocked task, do it (test first for behaviour changes), run its verification, "
                "and tick it off in the plan.",
         verify=["make lint", "pytest -q", "ruff check ."],
-        plan_file="tasks/todo.md",
+        plan_file="tasks/todo.md", notebook="tasks/todo.md",
     )
 
 
@@ -188,7 +193,7 @@ def test_plan_with_a_prompt_of_its_own(project: Path) -> None:
                               project)
     assert request == StartRequest(
         prompt="Fix the parser first", max_iterations=5, verify=["pytest -q", "ruff check ."],
-        plan_file="tasks/todo.md",
+        plan_file="tasks/todo.md", notebook="tasks/todo.md",
     )
 
 
@@ -243,6 +248,98 @@ def test_a_plans_gate_section_adds_its_commands(tmp_path: Path) -> None:
         prompt=("Work through the plan in tasks/todo.md: read it, take the first incomplete, "
                 "unblocked task, do it (test first for behaviour changes), run its "
                 "verification, and tick it off in the plan."),
-        plan_file="tasks/todo.md", verify=["test -f feature.txt"],
+        plan_file="tasks/todo.md", notebook="tasks/todo.md",
+        verify=["test -f feature.txt"],
         gate=["pytest -q", "true", "make lint"],
     )
+
+
+# --- tasks/todo.md as the loop's notebook ----------------------------------------------------
+
+NOTEBOOK_PLAN = "# Work\n\n## Goal\nShip it.\n\n## Attempts\n\n## Review\n"
+
+
+def test_a_todo_with_the_seeds_attempts_heading_becomes_the_notebook(tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "todo.md").write_text(NOTEBOOK_PLAN)
+    assert start_request("Do the work", tmp_path).notebook == "tasks/todo.md"
+    assert start_request("Do the work --no-plan", tmp_path).notebook is None
+
+
+@pytest.mark.parametrize("text", ["# Notes\n\nMy own list.\n", "## attempt\n",
+                                  "```\n## Attempts\n```\n"])
+def test_a_todo_without_the_heading_is_never_the_notebook(tmp_path: Path, text: str) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "todo.md").write_text(text)
+    assert start_request("Do the work", tmp_path).notebook is None
+
+
+def test_a_fifo_at_tasks_todo_is_never_opened(tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    os.mkfifo(tmp_path / "tasks" / "todo.md")  # opening it for reading would block
+    assert start_request("Do the work", tmp_path).notebook is None
+
+
+def test_plan_and_no_plan_together_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as refused:
+        start_request("--plan tasks/todo.md --no-plan", tmp_path)
+    assert str(refused.value) == "give --plan PATH or --no-plan, not both"
+
+
+def test_a_prompt_over_a_megabyte_is_refused_with_its_size(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as refused:
+        start_request("x" * (1024 * 1024 + 1), tmp_path)
+    assert str(refused.value) == (
+        "the prompt is 1,048,577 bytes, over the 1 MiB a loop carries into every iteration: "
+        "shorten it, or point at the long part from a file"
+    )
+
+
+@pytest.mark.parametrize("name", ["prompt.md", "promise.txt", "todo.md"])
+def test_a_fifo_named_by_an_option_is_refused_in_one_line(tmp_path: Path, name: str) -> None:
+    os.mkfifo(tmp_path / name)
+    flag = {"prompt.md": "--prompt-file", "promise.txt": "--completion-promise-file",
+            "todo.md": "--plan"}[name]
+    with pytest.raises(UsageError) as refused:
+        start_request(f"go {flag} {name}" if flag != "--prompt-file" else f"{flag} {name}",
+                      tmp_path)
+    assert str(refused.value) == (
+        f"{flag} {name}: not a regular file (a FIFO, device or socket); give a plain file"
+    )
+
+
+# --- budgets and prices -------------------------------------------------------------------------
+
+
+def test_budgets_are_parsed_and_the_package_prices_used(tmp_path: Path) -> None:
+    request = start_request("go --max-tokens 2_000_000 --max-cost $12.50 --stop-at-quota 80",
+                            tmp_path)
+    assert (request.budgets.max_tokens, request.budgets.max_cost,
+            request.budgets.stop_at_quota) == (2_000_000, 12.5, 80)
+    assert request.prices == list(DEFAULT_PRICES)
+
+
+def test_a_projects_prices_lie_over_the_packages(tmp_path: Path) -> None:
+    (tmp_path / ".finesse").mkdir()
+    (tmp_path / ".finesse" / "config.json").write_text(json.dumps({"prices": {
+        "claude-sonnet": {"input": 1, "output": 2, "cache_write": 3, "cache_read": 4}}}))
+    prices = start_request("go --max-cost 5", tmp_path).prices
+    assert prices[0] == Price("claude-sonnet", 1.0, 2.0, 3.0, 4.0)
+    assert [p.family for p in prices[1:]] == [
+        p.family for p in DEFAULT_PRICES if p.family != "claude-sonnet"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ("go --max-cost 0", "--max-cost needs an amount in US dollars above 0, not '0': for example "
+                        "--max-cost 5 or --max-cost 12.50"),
+    ("go --max-cost lots", "--max-cost needs an amount in US dollars above 0, not 'lots': for "
+                           "example --max-cost 5 or --max-cost 12.50"),
+    ("go --stop-at-quota 101", "--stop-at-quota needs a whole number from 1 to 100, not '101': "
+                               "for example --stop-at-quota 80"),
+    ("go --max-tokens -5", "--max-tokens needs a whole number from 1 to 1000000000000, not "
+                           "'-5': for example --max-tokens 2000000"),
+])
+def test_budget_refusals(tmp_path: Path, args: str, message: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        start_request(args, tmp_path)
+    assert str(refused.value) == message

@@ -104,8 +104,8 @@ def test_unreadable_file_is_moved_aside(store: LoopStore, content: bytes, where:
          "max_iterations: expected an integer"),
         ({"version": 2}, "version: expected one of 1, not 2"),
         ({"outcome": "exploded"},
-         "outcome: expected one of 'success', 'limit', 'cancelled', 'blocked', 'failure', "
-         "'quiesced', 'timeout', 'error', not 'exploded'"),
+         "outcome: expected one of 'success', 'limit', 'cancelled', 'aborted', 'blocked', "
+         "'failure', 'quiesced', 'timeout', 'budget', 'quota', 'error', not 'exploded'"),
         ({"surprise": True}, "surprise: unknown field"),
     ],
 )
@@ -131,12 +131,35 @@ def test_corrupt_error_is_a_state_error() -> None:
     assert issubclass(CorruptStateError, StateError)
 
 
-def test_unreadable_path_is_a_state_error(store: LoopStore) -> None:
-    store.paths.loop_file(SESSION).mkdir(parents=True)  # a directory where the file should be
+def test_a_directory_where_the_file_should_be_is_moved_aside(store: LoopStore) -> None:
+    # Corruption of any kind is moved aside with a message, and the loop has stopped (this
+    # test used to expect a plain StateError that left the directory in the way for ever).
+    store.paths.loop_file(SESSION).mkdir(parents=True)
+    with pytest.raises(CorruptStateError) as caught:
+        store.load(SESSION)
+    assert str(caught.value) == (
+        f"the loop state {SESSION}.json was unreadable (that is a directory; give a file); it "
+        f"was moved to {caught.value.moved_to} and the loop has stopped"
+    )
+    assert not store.paths.loop_file(SESSION).exists() and caught.value.moved_to.is_dir()
+
+
+def test_a_file_that_cannot_be_read_is_a_state_error_and_stays(store: LoopStore,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    store.save(make_state(store.paths.root))
+
+    def refuse(*args: object, **kwargs: object) -> int:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("finesse.support.files.os.open", refuse)
     with pytest.raises(StateError) as caught:
         store.load(SESSION)
     assert not isinstance(caught.value, CorruptStateError)
-    assert str(caught.value) == f"cannot read {store.paths.loop_file(SESSION)}: Is a directory"
+    assert str(caught.value) == (
+        f"{store.paths.loop_file(SESSION)}: cannot read it (Permission denied)")
+    monkeypatch.undo()
+    assert store.load(SESSION) is not None
 
 
 def test_archive_writes_history_and_removes_the_active_file(
@@ -168,14 +191,14 @@ def test_active_loops_oldest_first_and_corrupt_moved(git_repo: Path, store: Loop
     store.save(newer)
     store.save(older)
     (store.paths.loops / "broken-session.json").write_text("{")
-    (store.paths.loops / "..weird.json").write_text("{")  # not a session id: left alone
+    (store.paths.loops / "..weird.json").write_text("{")  # no session has such an id
     (store.paths.loops / "notes.txt").write_text("x")
     assert store.active_loops() == [older, newer]
     assert files_under(store.paths.loops) == sorted(
-        ["..weird.json", f"{OTHER_SESSION}.json", f"{SESSION}.json", "notes.txt"]
+        [f"{OTHER_SESSION}.json", f"{SESSION}.json", "notes.txt"]
     )
-    [moved] = files_under(store.paths.corrupt)
-    assert moved.startswith("broken-session.")
+    assert [name.split(".2026")[0] for name in files_under(store.paths.corrupt)] == [
+        "..weird", "broken-session"]
 
 
 def test_log_appends_one_line_per_call(store: LoopStore) -> None:
