@@ -26,7 +26,8 @@ from tests.e2e.fakeapi import Block, FakeModel, bash, last_user_text, text  # no
 from tests.e2e.harness import ClaudeRunner, make_project  # noqa: E402
 
 TASK = "Make test_calc.py pass: calc.add must add. Run python3 test_calc.py to check."
-COMMAND = f'/ralph-loop "{TASK}" --max-iterations 5 --completion-promise DONE'
+COMMAND = (f'/ralph-loop "{TASK}" --max-iterations 5 --completion-promise DONE '
+           '--verify "python3 test_calc.py"')
 
 WRITE_FILES = (
     "printf 'def add(a, b):\\n    return a - b\\n' > calc.py && "
@@ -45,7 +46,9 @@ def _turn(label: str, blocks: list[Block]) -> Callable[[dict[str, Any]], list[Bl
 
     def reply(request: dict[str, Any]) -> list[Block]:
         given = last_user_text(request).strip().splitlines()
-        first = next((line for line in given if line.startswith("Ralph iteration")), None)
+        # The plugin's next prompt arrives as the Stop hook's additional context.
+        first = next((line[line.index("Ralph iteration"):] for line in given
+                      if "Ralph iteration" in line), None)
         if first is None:
             first = given[0] if given else ""
         _say(f"  model call {label}: got {textwrap.shorten(first, 90)!r}")
@@ -60,12 +63,16 @@ def _turn(label: str, blocks: list[Block]) -> Callable[[dict[str, Any]], list[Bl
 
 
 SCRIPT = [
+    # Iteration 1 claims done too early: the plugin runs the check itself and says no.
     _turn("1", [bash(WRITE_FILES)]),
-    _turn("2", [text("Iteration 1: wrote calc.py and its test; the test fails (add subtracts).")]),
+    _turn("2", [text("Wrote calc.py and its test. Done, I think.\n"
+                     "Learning: the test is python3 test_calc.py\n<promise>DONE</promise>")]),
     _turn("3", [bash(FIX_ADD)]),
-    _turn("4", [text("Iteration 2: fixed add; the test still has to be run.")]),
+    _turn("4", [text("Fixed add; the test still has to be run.\n"
+                     "Learning: add subtracted instead of adding")]),
     _turn("5", [bash("python3 test_calc.py")]),
-    _turn("6", [text("Iteration 3: python3 test_calc.py prints ok.\n<promise>DONE</promise>")]),
+    _turn("6", [text("python3 test_calc.py prints ok.\nRESULT: VERIFIED_COMPLETE\n"
+                     "<promise>DONE</promise>")]),
 ]
 
 
@@ -107,6 +114,11 @@ def main() -> int:
         for record in loop["iterations"]:
             _say(f"  iteration {record['number']}: {record['result']:8} "
                  f"{textwrap.shorten(record['reply_excerpt'], 70)!r}")
+        report = Path(loop["report_path"]).read_text()
+        _say("from the report:")
+        for line in report.splitlines():
+            if line.startswith(("- Status:", "- Files modified:", "- Total changes:")):
+                _say(f"  {line[2:]}")
         _say(f"model calls: {model.call_count}; calc.py now reads:")
         _say(textwrap.indent((project / "calc.py").read_text(), "    "))
         check = subprocess.run([sys.executable, "test_calc.py"], cwd=project,

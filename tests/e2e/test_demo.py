@@ -1,4 +1,5 @@
-"""The README's offline demo command works and shows a loop ending on its promise."""
+"""The README's offline demo command works: a loop whose early claim is rejected by the
+verification command, then ends verified."""
 
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ def test_demo_runs_a_three_iteration_loop_to_success() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    ended = "loop ended: success - Ralph loop done: <promise>DONE</promise> seen at iteration 3/5."
+    ended = ("loop ended: success - Ralph loop done: <promise>DONE</promise> at iteration 3/5 "
+             "and verified: `python3 test_calc.py` exit 0.")
     assert ended in lines
-    assert [line.split(":")[0].strip() for line in lines if line.startswith("  iteration ")] == [
-        "iteration 1", "iteration 2", "iteration 3"
+    assert [line.split("'")[0].split() for line in lines if line.startswith("  iteration ")] == [
+        ["iteration", "1:", "rejected"], ["iteration", "2:", "continue"],
+        ["iteration", "3:", "success"],
     ]
+    assert "  Files modified: 2" in lines
     assert "python3 test_calc.py -> exit 0 ok" in lines

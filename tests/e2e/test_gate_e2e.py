@@ -119,8 +119,9 @@ def test_loop_done_file_ends_the_loop_as_success(run_claude: ClaudeRunner, proje
     assert model.call_count == 2, run.describe()
     loop = _ended(project)
     assert loop["outcome"] == "success"
-    assert loop["end_message"] == (
-        "Ralph loop done: the agent wrote done to its loop-done file at iteration 1/5.")
+    assert (loop["end_message"], loop["verified"]) == (
+        "Ralph loop done: the loop-done file at iteration 1/5 with the gate green "
+        "(1 command(s)).", True)
     assert not list(project.glob(".ralph-loop-done-*"))
 
 

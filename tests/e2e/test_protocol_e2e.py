@@ -92,10 +92,9 @@ def test_claim_is_checked_rejected_then_verified(run_claude: ClaudeRunner, proje
     assert "AssertionError" in rejected
     [loop] = _ended(project)
     assert loop["outcome"] == "success"
-    assert loop["end_message"] == (
-        "Ralph loop done: <promise>DONE</promise> seen at iteration 2/10 and verified "
-        "(1 command(s) green)."
-    )
+    assert (loop["end_message"], loop["verified"]) == (
+        "Ralph loop done: <promise>DONE</promise> at iteration 2/10 and verified: "
+        "`python3 -m pytest -q tests/test_slug.py` exit 0.", True)
     assert [record["result"] for record in loop["iterations"]] == ["rejected", "success"]
     assert loop["learnings"] == ["punctuation matters", "use a regex"]
     assert [(r["command"], r["exit_code"]) for r in loop["last_verification"]] == [(VERIFY, 0)]
