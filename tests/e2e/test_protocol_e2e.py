@@ -107,7 +107,7 @@ def test_claim_is_checked_rejected_then_verified(run_claude: ClaudeRunner, proje
     review = plan_after.split("## Review")[1]
     assert "- `slug.py`" in review and "- `tests/test_slug.py`" in review
     report = Path(loop["report_path"])
-    assert report.is_file() and "## Verification evidence" in report.read_text()
+    assert report.is_file() and "## Verification\n\n- `python3 -m pytest" in report.read_text()
 
 
 def test_result_blocked_ends_the_loop_with_the_blocker(
