@@ -28,11 +28,12 @@ _GOAL = re.compile(r"\A\s*/goal[ \t]+(?!clear\s*\Z)\S")
 def may_have_loop(raw: bytes, root: str) -> bool:
     """False when no loop of this project can be this input's session's. Loop files are
     named `<session_id>.json` and ids are plain ASCII, so a session whose id appears
-    nowhere in the input as a quoted string has no loop here."""
+    nowhere in the input as a quoted string has no loop here. Other names (a stray file
+    whose name is not ASCII, or not even UTF-8) are no session's loop and are passed over."""
     from finesse.support.layout import loop_file_names
 
-    return any(name.endswith(".json") and b'"%s"' % name[:-5].encode() in raw
-               for name in loop_file_names(root))
+    return any(b'"%s"' % name[:-5].encode("ascii") in raw
+               for name in loop_file_names(root) if name.endswith(".json") and name.isascii())
 
 
 def _root() -> str:

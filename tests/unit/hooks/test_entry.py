@@ -4,6 +4,7 @@ alone, and the old python3 it refuses in one line."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,6 +144,37 @@ def test_stop_finds_the_root_from_cwd_without_project_dir(git_repo: Path) -> Non
         f"completely true\n\ngo\n\n---\n\n{NOTES}",
         "Ralph iteration 2/8",
     )
+
+
+def test_stray_names_in_the_loops_folder_do_not_stop_a_loop(git_repo: Path) -> None:
+    # A file whose name is not UTF-8, or not ASCII, beside the loop file is no session's
+    # loop: the launcher passes over it and this session's loop still continues.
+    env = hook_env(git_repo)
+    run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop go", cwd="/"), env, git_repo)
+    loops = store_for(git_repo).paths.loops
+    (loops / os.fsdecode(b"caf\xe9.json")).write_bytes(b"{}")
+    (loops / "r\u00e9sum\u00e9.json").write_text("{}")
+    result = run_launcher(STOP, stop_input("working", cwd="/", stop_hook_active=True), env,
+                          git_repo)
+    assert (result.code, result.stderr) == (0, "")
+    assert result.output() == continuation(
+        "Ralph iteration 2/8: output <promise>RALPH_LOOP_STOP</promise> only when it is "
+        f"completely true\n\ngo\n\n---\n\n{NOTES}",
+        "Ralph iteration 2/8",
+    )
+
+
+def test_may_have_loop_passes_over_names_that_are_no_session(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Listed before the loop file, a stray name must neither raise nor hide the loop.
+    from finesse.hooks import entry
+    from finesse.support import layout
+
+    names = [os.fsdecode(b"caf\xe9.json"), "r\u00e9sum\u00e9.json", "notes.txt", f"{SESSION}.json"]
+    monkeypatch.setattr(layout, "loop_file_names", lambda root: names)
+    assert entry.may_have_loop(stop_input("working"), "/nowhere")
+    names.pop()
+    assert not entry.may_have_loop(stop_input("working"), "/nowhere")
 
 
 def test_stop_path_needs_no_plugin_environment(git_repo: Path, tmp_path: Path) -> None:
