@@ -86,14 +86,16 @@ def _diff_paths(git: Git, commit: str) -> tuple[list[str], list[str], list[str]]
 
 
 def revert_to(root: Path, commit: str, *, loop_id: str | None = None,
-              keep: Sequence[str] = (), spare: Sequence[str] = ()) -> RevertResult:
+              spare: Sequence[str] = ()) -> RevertResult:
     """Put the project back to `commit`, the commit the iteration started from.
 
     Tracked files are restored (modified and deleted ones), staged changes dropped, files
     the iteration created removed (untracked ones git does not ignore, and ones it staged),
-    with the directories their removal leaves empty; `keep` names untracked files that were
-    there when the iteration started, which it therefore did not create; `spare` names
-    files never restored or removed (the loop's own notebook, which records the attempt).
+    with the directories their removal leaves empty. An iteration starts from a clean
+    project (a gate loop refuses a dirty start unless --allow-dirty, which commits it first,
+    and every stop commits or reverts; a second loop in the work tree is refused), so an
+    untracked file here is the iteration's. `spare` names files never restored or removed
+    (the loop's own notebook, which records the attempt).
     `.claude/ralph/`, everything git ignores, and everything outside the project directory
     are never touched.
     Ignored means ignored by `commit`'s rules: `.gitignore` files are restored before
@@ -139,8 +141,7 @@ def revert_to(root: Path, commit: str, *, loop_id: str | None = None,
         git_out(git, "--literal-pathspecs", "restore", f"--source={target}", "--staged",
              "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul",
              data=join_names(restorable))
-    kept = set(keep) | spared
-    created = sorted(name for name in untracked_in(git) if name not in kept)
+    created = sorted(name for name in untracked_in(git) if name not in spared)
     _remove_created(root, created)
     revert_commit = None
     if undone:
