@@ -87,5 +87,18 @@ def over_budget(state: LoopState) -> str:
     return ""
 
 
+def raised_budgets(state: LoopState) -> list[str]:
+    """The budget options that leave room to go on after a `budget` stop: each budget
+    spent is doubled (or set just above the spend, if that is more)."""
+    spent = totals(state)
+    raised = []
+    if state.max_tokens is not None and spent.billed_tokens >= state.max_tokens:
+        raised.append(f"--max-tokens {max(state.max_tokens * 2, spent.billed_tokens + 1)}")
+    if state.max_cost is not None and spent.cost >= state.max_cost:
+        amount = max(state.max_cost * 2, spent.cost + 0.01)
+        raised.append(f"--max-cost {amount:.2f}".rstrip("0").rstrip("."))
+    return raised
+
+
 def dollars(amount: float) -> str:
     return f"${amount:,.2f} (estimated)"

@@ -15,6 +15,7 @@ from finesse.errors import UsageError
 from finesse.loop import notebook, report
 from finesse.loop.report import EndFacts
 from finesse.models import LoopState, Outcome, ResumeRecord, replace
+from finesse.spend import over_budget, raised_budgets
 from finesse.state.store import LockBusy, LoopStore
 from finesse.support import git as gitstate
 from finesse.support.files import write_atomic
@@ -230,7 +231,9 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
                 by: str, transcript: Path | None = None) -> LoopState:
     """Reopen an ended loop with its history and counters; the caller holds the lock of its
     session. The cap rises to --max-iterations, or by the loop's own cap when it was used
-    up; a timeout gets a fresh window."""
+    up; a timeout gets a fresh window; a budget that is spent must be raised (refused
+    otherwise: the loop would stop again at once). Gate mode goes on from the branch and
+    commit HEAD is on now: a person may have committed or switched since."""
     if store.load(previous.session_id) is not None:
         raise UsageError("a Ralph loop is already running in that session: /cancel-ralph first")
     made = previous.iteration
@@ -246,6 +249,14 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         cap = made + previous.max_iterations
     minutes = request.timeout_minutes or previous.timeout_minutes
     budgets = request.budgets
+    branch = previous.gate_branch
+    if previous.gate:
+        from finesse.loop.gate import commits as gate_git
+
+        branch = gate_git.current_branch(store.paths.root)
+        if branch is None:
+            raise UsageError("HEAD is detached, and gate mode commits each green iteration on "
+                             "a branch: switch to one (`git switch <branch>`), then resume")
     reopened = replace(
         previous,
         outcome=None, ended_at=None, end_message="", ended_by="", blocker="", report_path="",
@@ -259,6 +270,7 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         # since, and a revert must never undo their work.
         iteration_base=(gitstate.head(store.paths.root) if previous.gate
                         else previous.iteration_base),
+        gate_branch=branch,  # the branch it goes on from, which the person chose
         repairing=False,
         max_tokens=budgets.max_tokens or previous.max_tokens,
         max_cost=budgets.max_cost or previous.max_cost,
@@ -266,6 +278,10 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         **_cursor_fields(transcript),
         resumes=[*previous.resumes, ResumeRecord(at=now, after=previous.outcome or "", by=by)],
     )
+    spent = over_budget(reopened)
+    if spent:
+        raise UsageError(f"the loop's budget is still spent ({spent}): resume with a larger "
+                         f"one, e.g. {' '.join(raised_budgets(reopened))}")
     store.save(reopened)
     return reopened
 

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from finesse.models import CommandResult, IterationRecord, LoopState
 from finesse.recording import RESUMABLE, excerpt
-from finesse.spend import PRICES_DATED, dollars, totals
+from finesse.spend import PRICES_DATED, dollars, raised_budgets, totals
 from finesse.support.evidence import fence_for
 from finesse.support.files import shown_name
 from finesse.support.git import LineChanges
@@ -69,6 +69,8 @@ def resume_command(state: LoopState) -> str:
         parts.append(f"--max-iterations {state.max_iterations * 2}")
     if state.outcome == "timeout" and state.timeout_minutes:
         parts.append(f"--timeout-minutes {state.timeout_minutes}")
+    if state.outcome == "budget":
+        parts.extend(raised_budgets(state))
     return " ".join(parts)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from finesse.engine import end_loop
 from finesse.errors import UsageError
+from finesse.loop.budgets import Budgets
 from finesse.loop.grammar import ResumeRequest
 from finesse.loop.lifecycle import (
     cancel_loop,
@@ -23,7 +24,7 @@ from finesse.loop.notebook import record_iteration
 from finesse.loop.report import EndFacts, render_report
 from finesse.loop.request import StartRequest
 from finesse.loop.status import describe, start_context
-from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
+from finesse.models import IterationRecord, LoopState, ModelUsage, ResumeRecord, replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
 from finesse.support.git import LineChanges
@@ -458,6 +459,56 @@ def test_resumes_accumulate(git_repo: Path, store: LoopStore) -> None:
         ResumeRecord(at=T2 + timedelta(hours=2), after="limit", by="`ralph resume`"),
     ]
     assert (second.iteration, second.max_iterations) == (17, 20)
+
+
+SPENT = [IterationRecord(number=n, started_at=T0, ended_at=T0, result="continue", cost=0.75,
+                        usage=[ModelUsage("claude-sonnet-4-5", 1000, 500, 500, 9000)])
+         for n in range(1, 5)]  # 8,000 tokens and an estimated $3.00 in four iterations
+
+
+@pytest.mark.parametrize(
+    ("budget", "raised"),
+    [({"max_tokens": 8000}, "--max-tokens 16000"), ({"max_cost": 3.0}, "--max-cost 6")],
+)
+def test_resume_after_a_spent_budget_needs_a_larger_one(
+        git_repo: Path, store: LoopStore, budget: dict[str, object], raised: str) -> None:
+    previous = replace(limited(git_repo, iteration=4, iterations=SPENT, **budget),
+                       outcome="budget")
+    with pytest.raises(UsageError) as refused:
+        resume_loop(store, previous, ResumeRequest(), T2, by="test")
+    assert str(refused.value).startswith("the loop's budget is still spent (")
+    assert str(refused.value).endswith(f"): resume with a larger one, e.g. {raised}")
+    assert store.load(SESSION) is None
+    larger = Budgets(max_tokens=16000) if "max_tokens" in budget else Budgets(max_cost=6.0)
+    state = resume_loop(store, previous, ResumeRequest(budgets=larger), T2, by="test")
+    assert (state.iteration, state.max_tokens, state.max_cost) == (
+        5, larger.max_tokens or None, larger.max_cost or None)
+
+
+def test_resume_of_a_gate_loop_goes_on_from_the_branch_head_is_on(git_repo: Path,
+                                                                  store: LoopStore) -> None:
+    previous = replace(limited(git_repo, gate=[GATE], gate_branch="refs/heads/main",
+                               iteration_base=head(git_repo)), outcome="limit")
+    git(git_repo, "switch", "-q", "-c", "elsewhere")
+    write(git_repo, "mine.txt", "a person's commit")
+    git(git_repo, "add", "mine.txt")
+    git(git_repo, "commit", "-qm", "mine")
+    state = resume_loop(store, previous, ResumeRequest(), T2, by="test")
+    assert (state.gate_branch, state.iteration_base) == ("refs/heads/elsewhere", head(git_repo))
+
+
+def test_resume_of_a_gate_loop_on_a_detached_head_is_refused(git_repo: Path,
+                                                              store: LoopStore) -> None:
+    previous = replace(limited(git_repo, gate=[GATE], gate_branch="refs/heads/main",
+                               iteration_base=head(git_repo)), outcome="limit")
+    git(git_repo, "switch", "-q", "--detach")
+    with pytest.raises(UsageError) as refused:
+        resume_loop(store, previous, ResumeRequest(), T2, by="test")
+    assert str(refused.value) == (
+        "HEAD is detached, and gate mode commits each green iteration on a branch: switch to "
+        "one (`git switch <branch>`), then resume"
+    )
+    assert store.load(SESSION) is None
 
 
 # --- describe ---------------------------------------------------------------------------------

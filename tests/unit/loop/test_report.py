@@ -15,7 +15,7 @@ from finesse.loop.report import (
     resume_command,
     skipped_checks,
 )
-from finesse.models import IterationRecord, LoopState, ResumeRecord, replace
+from finesse.models import IterationRecord, LoopState, ModelUsage, ResumeRecord, replace
 from finesse.support.git import LineChanges
 from finesse.support.markdown import strip_code
 from tests.helpers.states import T0, command_result, make_state
@@ -293,6 +293,27 @@ def test_resume_command_of_a_timeout_without_minutes() -> None:
     assert resume_command(replace(LIMITED, outcome="timeout", timeout_minutes=None)) == (
         "/ralph-resume"
     )
+
+
+@pytest.mark.parametrize(
+    ("budgets", "command"),
+    [
+        ({"max_tokens": 8000}, "/ralph-resume --max-tokens 16000"),
+        ({"max_tokens": 5000}, "/ralph-resume --max-tokens 10000"),
+        ({"max_tokens": 3000}, "/ralph-resume --max-tokens 8001"),  # far past it: just above
+        ({"max_cost": 2.5}, "/ralph-resume --max-cost 5"),
+        ({"max_cost": 1.25}, "/ralph-resume --max-cost 3.01"),
+        ({"max_tokens": 8000, "max_cost": 3.0}, "/ralph-resume --max-tokens 16000 --max-cost 6"),
+        ({"max_tokens": 9000, "max_cost": 3.0}, "/ralph-resume --max-cost 6"),  # only the spent one
+    ],
+)
+def test_resume_command_after_a_budget_raises_what_was_spent(
+        budgets: dict[str, object], command: str) -> None:
+    spent = [IterationRecord(number=n, started_at=T0, ended_at=T0, result="continue", cost=0.75,
+                             usage=[ModelUsage("claude-sonnet-4-5", 1000, 500, 500, 9000)])
+             for n in range(1, 5)]  # 8,000 tokens, an estimated $3.00
+    state = replace(LIMITED, outcome="budget", iterations=spent, **budgets)
+    assert resume_command(state) == command
 
 
 def test_banner() -> None:

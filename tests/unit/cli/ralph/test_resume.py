@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.models import IterationRecord, ResumeRecord, replace
+from finesse.models import IterationRecord, ModelUsage, ResumeRecord, replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
 from tests.helpers.cli import ended_loop, run
@@ -101,3 +101,27 @@ def test_resume_usage_errors(capsys: pytest.CaptureFixture[str], root: Path, sto
 
     )
     assert store.load(SESSION) is None
+
+
+def test_resume_after_a_spent_budget(capsys: pytest.CaptureFixture[str], root: Path,
+                                     store: LoopStore) -> None:
+    spent = [IterationRecord(number=n, started_at=T0, ended_at=T0, result="continue", cost=1.5,
+                             usage=[ModelUsage("claude-sonnet-4-5", 1000, 500, 500)])
+             for n in (1, 2)]  # 4,000 tokens, an estimated $3.00
+    ended_loop(store, root, "aaa111", 10, outcome="budget", iteration=2, iterations=spent,
+               max_cost=3.0)
+    code, out, err = run(capsys, "resume", "--project", str(root))
+    assert (code, out) == (2, "")
+    assert err.startswith("ralph resume: the loop's budget is still spent (an estimated $3.00 ")
+    assert err.endswith("resume with a larger one, e.g. --max-cost 6\n") and err.count("\n") == 1
+    assert store.load(SESSION) is None
+    assert run(capsys, "resume", "--project", str(root), "--max-cost", "ten") == (
+        2, "", "ralph resume: --max-cost needs an amount in US dollars above 0, not 'ten': for "
+               "example --max-cost 5 or --max-cost 12.50\n")
+    code, out, err = run(capsys, "resume", "--project", str(root), "--max-cost", "$6",
+                         "--max-tokens", "1_000_000", "--stop-at-quota", "90")
+    assert (code, err) == (0, "")
+    state = store.load(SESSION)
+    assert state is not None
+    assert (state.iteration, state.max_cost, state.max_tokens, state.stop_at_quota) == (
+        3, 6.0, 1_000_000, 90)
