@@ -12,8 +12,6 @@ cancel asked for meanwhile still wins; then `engine.decide`.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO, TextIO
@@ -32,7 +30,7 @@ from finesse.signals import read_reply
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import CorruptStateError, LoopStore, utcnow
 from finesse.support import git as gitstate
-from finesse.support.files import is_regular_file
+from finesse.support.files import is_regular_file, open_regular
 from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
 from finesse.support.usage import Cursor, read_increment, start_cursor
 from finesse.support.verify import run_all
@@ -51,14 +49,14 @@ def _consume(path: Path) -> bool:
     """Whether the loop-done channel says `done`; the file is removed once read, so it is
     never committed, reverted or seen as a change to the project. Anything but a regular
     file there (a FIFO, a directory) is not a signal and is left alone."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except (OSError, ValueError):
+    handle = open_regular(path)
+    if handle is None:
         return False
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+    with handle:
+        try:
+            said = handle.read(64).decode("utf-8", errors="replace").strip().lower()
+        except OSError:
             return False
-        said = handle.read(64).decode("utf-8", errors="replace").strip().lower()
     try:
         path.unlink()
     except OSError:

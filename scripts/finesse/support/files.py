@@ -4,6 +4,8 @@ the Stop hook uses it.
 - `read_bytes` / `read_text`: a regular file only (a FIFO, a device or a socket is refused
   before anything blocks on it), at most `limit` bytes, UTF-8 for text. Every refusal is a
   `FileProblem`, one line: `<subject>: <what is wrong>; <what to do>`.
+- `open_regular`: the same check for readers of their own (the transcript, the loop-done
+  file): an open file, or None.
 - `write_atomic`: a temp file beside the target, then `os.replace`, so a crash leaves the
   old file or the new one, never half of one.
 - `shown_name` / `shown_path`: a name fit for a one-line message, whatever bytes it holds.
@@ -16,6 +18,7 @@ import os
 import stat
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from finesse.errors import UsageError
 
@@ -107,6 +110,25 @@ def read_text(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
         raise FileProblem(f"{subject}: not UTF-8 text; save it as UTF-8", "not-utf8") from None
 
 
+def open_regular(path: Path) -> BinaryIO | None:
+    """`path` opened for reading when it is a regular file, else None (missing, unreadable,
+    a directory, a FIFO, a device: nothing blocks, nothing raises). The caller closes it."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except (OSError, ValueError):
+        return None
+    try:
+        regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
+        if regular:
+            os.set_blocking(descriptor, True)
+    except OSError:
+        regular = False
+    if not regular:
+        os.close(descriptor)
+        return None
+    return os.fdopen(descriptor, "rb")
+
+
 def is_regular_file(path: Path) -> bool:
     """Whether `path` is a regular file (following links); never blocks, never raises."""
     try:
@@ -121,7 +143,9 @@ def storable(text: str) -> bytes:
     try:
         return text.encode("utf-8", errors="surrogateescape")
     except UnicodeEncodeError:
-        return text.encode("utf-8", errors="replace")
+        kept = "".join("\ufffd" if "\ud800" <= char <= "\udfff" and not "\udc80" <= char <= "\udcff"
+                       else char for char in text)
+        return kept.encode("utf-8", errors="surrogateescape")
 
 
 def write_atomic(path: Path, text: str) -> None:

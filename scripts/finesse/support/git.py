@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from finesse.errors import FinesseError
+from finesse.support.files import open_regular
 from finesse.support.layout import OWN_DIR
 
 if TYPE_CHECKING:
@@ -236,17 +237,10 @@ def line_changes(root: Path, since: str | None, names: Sequence[str]) -> LineCha
 def _count_lines(path: Path, limit: int = 64 * 1024 * 1024) -> int | None:
     """Lines of a regular text file (a last line without a newline counts); None for a
     file that is gone, not regular, or holds a NUL byte (binary)."""
-    import stat
-
-    try:
-        # Not blocking: a FIFO at the path must not hang the hook.
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except (OSError, ValueError):
+    handle = open_regular(path)  # a FIFO at the path must not hang the hook
+    if handle is None:  # gone, a directory (a submodule), a FIFO
         return None
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
-        os.set_blocking(descriptor, True)
+    with handle:
         try:
             data = handle.read(limit)
         except OSError:

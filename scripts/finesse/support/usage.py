@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from finesse.support.files import open_regular
+
 # At most this much is read at one stop; an iteration that wrote more (huge tool output) is
 # read from its last WINDOW bytes, and the usage is marked partial.
 WINDOW = 32 * 1024 * 1024
@@ -82,14 +84,11 @@ def start_cursor(path: Path) -> Cursor | None:
 def read_increment(path: Path, cursor: Cursor | None) -> Increment | None:
     """The tool calls and usage written since `cursor` (None: since a safe point near the
     end); None when the transcript cannot be read."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except (OSError, ValueError):
+    handle = open_regular(path)
+    if handle is None:
         return None
-    with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            return None
+    with handle:
+        info = os.fstat(handle.fileno())
         size, identity = info.st_size, _identity(info)
         start = cursor.offset if cursor is not None and cursor.identity == identity else -1
         seen = list(cursor.recent_ids) if cursor is not None else []
@@ -100,7 +99,10 @@ def read_increment(path: Path, cursor: Cursor | None) -> Increment | None:
         if size - start > WINDOW:
             start, partial = size - WINDOW, True
         handle.seek(start)
-        data = handle.read(size - start)
+        try:
+            data = handle.read(size - start)
+        except OSError:
+            return None
     end = data.rfind(b"\n") + 1  # an unfinished last line waits for the next stop
     increment = Increment(Cursor(start + end, identity), partial=partial)
     lines = data[:end].split(b"\n")

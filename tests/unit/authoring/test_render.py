@@ -273,7 +273,8 @@ def spec_data(text: st.SearchStrategy[str], command: st.SearchStrategy[str],
         "what": text, "type": st.sampled_from(["Bash", "Explore", "general-purpose"]),
         "why": text})
     phase = st.fixed_dictionaries(
-        {"name": text, "verify": command,
+        {"name": text.filter(lambda name: len(name) <= 120),  # the spec's limit on names
+         "verify": command,
          "criteria": st.lists(criterion, min_size=1, max_size=3)},
         optional={"kind": st.sampled_from(["implementation", "verification", "exploration"]),
                   "subagent": subagent},
