@@ -61,6 +61,9 @@ def statusline_configured(root: Path, home: Path) -> bool:
 
 
 def set_status_line(path: Path, data: dict[str, Any], command: str) -> None:
+    """Point `statusLine` at `command`; its other keys (padding, refreshInterval) stay."""
     updated = dict(data)
-    updated["statusLine"] = {"type": "command", "command": command}
+    line = data.get("statusLine")
+    updated["statusLine"] = {**(line if isinstance(line, dict) else {}),
+                             "type": "command", "command": command}
     write_atomic(path, json.dumps(updated, indent=2) + "\n")
