@@ -11,6 +11,7 @@ in `.finesse/config.json` under `prices`. Subscription plans are not billed per 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from finesse.models import IterationRecord, LoopState, ModelUsage, Price
 
@@ -72,6 +73,44 @@ def totals(state: LoopState, iterations: list[IterationRecord] | None = None) ->
         cache_read=sum(entry.cache_read for entry in usage),
         cost=sum(entry.cost for entry in chosen),  # each priced when it ended
         partial=any(entry.usage_partial for entry in chosen),
+    )
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What a loop spent, as its report and `ralph report --json` show it."""
+
+    rows: list[tuple[IterationRecord, Totals]]  # each iteration with its own totals
+    total: Totals
+    to_green: float | None  # the whole cost of a verified success, else None
+    rejected: int  # completion claims the verification rejected
+    rejected_cost: float
+
+    def as_dict(self) -> dict[str, Any]:
+        def figures(part: Totals) -> dict[str, Any]:
+            return {"tokens": part.billed_tokens, "cache_read_tokens": part.cache_read,
+                    "estimated_cost_usd": round(part.cost, 6)}
+
+        return {
+            "estimated": True, "prices_dated": PRICES_DATED,
+            "iterations": [{"iteration": entry.number, "result": entry.result, **figures(part)}
+                           for entry, part in self.rows],
+            "total": {**figures(self.total), "partial": self.total.partial},
+            "cost_to_green_usd": None if self.to_green is None else round(self.to_green, 6),
+            "rejected_claims": {"count": self.rejected,
+                                "estimated_cost_usd": round(self.rejected_cost, 6)},
+        }
+
+
+def receipt(state: LoopState) -> Receipt:
+    rejected = [entry for entry in state.iterations if entry.result == "rejected"]
+    whole = totals(state)
+    return Receipt(
+        rows=[(entry, totals(state, [entry])) for entry in state.iterations],
+        total=whole,
+        to_green=whole.cost if state.outcome == "success" and state.verified else None,
+        rejected=len(rejected),
+        rejected_cost=totals(state, rejected).cost,
     )
 
 

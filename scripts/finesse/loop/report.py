@@ -11,7 +11,7 @@ from datetime import datetime
 
 from finesse.models import CommandResult, IterationRecord, LoopState
 from finesse.recording import RESUMABLE, excerpt
-from finesse.spend import PRICES_DATED, dollars, raised_budgets, totals
+from finesse.spend import PRICES_DATED, dollars, raised_budgets, receipt
 from finesse.support.evidence import fence_for
 from finesse.support.files import shown_name
 from finesse.support.git import LineChanges
@@ -244,22 +244,19 @@ def spend_section(state: LoopState) -> list[str]:
     reach green and what rejected claims cost. Nothing when no usage was read."""
     if not any(entry.usage for entry in state.iterations):
         return []
+    spent = receipt(state)
     lines = ["", "## Spend (estimated)", "",
              "| iteration | result | tokens | cache reads | estimated cost |",
              "| --- | --- | ---: | ---: | ---: |"]
-    for entry in state.iterations:
-        part = totals(state, [entry])
-        lines.append(f"| {entry.number} | {entry.result} | {part.billed_tokens:,} | "
-                     f"{part.cache_read:,} | ${part.cost:,.2f} |")
-    whole = totals(state)
-    lines.append(f"| total | | {whole.billed_tokens:,} | {whole.cache_read:,} | "
-                 f"${whole.cost:,.2f} |")
-    lines.append("")
-    if state.outcome == "success" and state.verified:
-        lines.append(f"- Cost to reach green: {dollars(whole.cost)}")
-    rejected = [entry for entry in state.iterations if entry.result == "rejected"]
-    lines.append(f"- Spent on rejected completion claims: "
-                 f"{dollars(totals(state, rejected).cost)} ({len(rejected)} claim(s))")
+    lines += [f"| {entry.number} | {entry.result} | {part.billed_tokens:,} | "
+              f"{part.cache_read:,} | ${part.cost:,.2f} |" for entry, part in spent.rows]
+    whole = spent.total
+    lines += [f"| total | | {whole.billed_tokens:,} | {whole.cache_read:,} | "
+              f"${whole.cost:,.2f} |", ""]
+    if spent.to_green is not None:
+        lines.append(f"- Cost to reach green: {dollars(spent.to_green)}")
+    lines.append(f"- Spent on rejected completion claims: {dollars(spent.rejected_cost)} "
+                 f"({spent.rejected} claim(s))")
     if whole.partial:
         lines.append("- Some iterations wrote more than could be read: their usage is partial")
     lines.append(f"- Prices: dollars per million tokens, dated {PRICES_DATED}; tokens count "

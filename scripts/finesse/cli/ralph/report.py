@@ -9,11 +9,13 @@ import click
 
 from finesse.cli.ralph.common import project_option, store_for
 from finesse.schema import to_dict
+from finesse.spend import receipt
 
 
 @click.command("report")
 @project_option
-@click.option("--json", "as_json", is_flag=True, help="Print the ended loop's record as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the ended loop's record as JSON, with its spend under `spend`.")
 @click.argument("loop", required=False)
 def command(project: str | None, as_json: bool, loop: str | None) -> None:
     """The report of the latest ended loop, or of LOOP (a loop id or its start)."""
@@ -31,7 +33,8 @@ def command(project: str | None, as_json: bool, loop: str | None) -> None:
         )
     latest = max(ended, key=lambda state: state.ended_at or state.updated_at)
     if as_json:
-        click.echo(json.dumps(to_dict(latest), indent=2, ensure_ascii=True))
+        record = {**to_dict(latest), "spend": receipt(latest).as_dict()}
+        click.echo(json.dumps(record, indent=2, ensure_ascii=True))
         return
     path = Path(latest.report_path) if latest.report_path else None
     if path is None or not path.is_file():

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from finesse.models import IterationRecord, ModelUsage
 from finesse.schema import to_dict
+from finesse.spend import PRICES_DATED
 from finesse.state.store import LoopStore
 from tests.helpers.cli import ended_loop, run
-from tests.helpers.states import (
-    make_state,
-)
+from tests.helpers.states import T0, make_state
 
 pytestmark = pytest.mark.usefixtures("ralph_clock")
 
@@ -48,10 +48,47 @@ def test_report_json_is_the_whole_ended_state(
     code, out, err = run(capsys, "report", "--json", "--project", str(root))
     assert (code, err) == (0, "")
     [ended] = store.history()
-    assert json.loads(out) == to_dict(ended)
+    record = json.loads(out)
+    spend = record.pop("spend")
+    assert record == to_dict(ended)
     assert (ended.loop_id, ended.outcome, ended.blocker, ended.learnings) == (
         loop_id, "blocked", "no API key", ["the API needs a key"]
     )
+    assert spend == {
+        "estimated": True, "prices_dated": PRICES_DATED, "iterations": [],
+        "total": {"tokens": 0, "cache_read_tokens": 0, "estimated_cost_usd": 0.0,
+                  "partial": False},
+        "cost_to_green_usd": None,
+        "rejected_claims": {"count": 0, "estimated_cost_usd": 0.0},
+    }
+
+
+def test_report_json_has_the_spend_of_the_report(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    def made(number: int, result: str, tokens: int, cost: float) -> IterationRecord:
+        return IterationRecord(number=number, started_at=T0, ended_at=T0, result=result,
+                               usage=[ModelUsage("claude-sonnet-4-5", tokens, 0, 0, 7)],
+                               cost=cost)
+
+    ended_loop(store, root, "aaa111", 10, outcome="success", verified=True, iteration=3,
+               iterations=[made(1, "continue", 1000, 0.25), made(2, "rejected", 2000, 0.5),
+                           made(3, "success", 3000, 0.75)])
+    code, out, err = run(capsys, "report", "--json", "--project", str(root))
+    assert (code, err) == (0, "")
+    spend = json.loads(out)["spend"]
+    assert spend["iterations"] == [
+        {"iteration": 1, "result": "continue", "tokens": 1000, "cache_read_tokens": 7,
+         "estimated_cost_usd": 0.25},
+        {"iteration": 2, "result": "rejected", "tokens": 2000, "cache_read_tokens": 7,
+         "estimated_cost_usd": 0.5},
+        {"iteration": 3, "result": "success", "tokens": 3000, "cache_read_tokens": 7,
+         "estimated_cost_usd": 0.75},
+    ]
+    assert spend["total"] == {"tokens": 6000, "cache_read_tokens": 21,
+                              "estimated_cost_usd": 1.5, "partial": False}
+    assert (spend["cost_to_green_usd"], spend["rejected_claims"]) == (
+        1.5, {"count": 1, "estimated_cost_usd": 0.5})
 
 
 @pytest.mark.parametrize(
