@@ -1204,6 +1204,7 @@ def test_the_counters_survive_the_state_file_and_a_resume(git_repo: Path) -> Non
         stopped, outcome=None, ended_at=None, end_message="", iteration=9, max_iterations=16,
         iteration_started_at=resumed_at, updated_at=resumed_at,
         tree_fingerprint=gitstate.tree_fingerprint(git_repo), repairing=False,
+        gate_branch="refs/heads/main",  # the branch HEAD is on at the resume
         resumes=[ResumeRecord(at=resumed_at, after="limit", by="/ralph-resume")],
     )
     assert store.load(SESSION) == reopened

@@ -79,10 +79,10 @@ def _transcript(data: StopInput, state: LoopState, observation: Observation) -> 
     transcript = Path(data.transcript_path) if data.transcript_path else None
     if transcript is None or not is_regular_file(transcript):
         return observation
-    if state.transcript_offset is None:
+    if state.transcript_offset is None:  # this iteration's usage is unknown: say partial
         return replace(observation,
                        tool_calls=tool_calls_since_turn_start(transcript, at_most=1),
-                       cursor=start_cursor(transcript))
+                       usage_partial=True, cursor=start_cursor(transcript))
     cursor = Cursor(state.transcript_offset, state.transcript_identity,
                     tuple(state.recent_message_ids))
     increment = read_increment(transcript, cursor)

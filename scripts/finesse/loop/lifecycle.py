@@ -31,10 +31,16 @@ def new_loop_id(session_id: str, now: datetime) -> str:
 
 
 def _cursor_fields(transcript: Path | None) -> dict[str, Any]:
-    """Where the transcript ends now: the first stop counts usage from there."""
-    cursor = start_cursor(transcript) if transcript is not None else None
-    if cursor is None:
+    """Where the transcript ends now: the first stop counts usage from there. A session's
+    first prompt comes before its transcript exists: then from the start of the file that
+    appears (an empty identity matches any file)."""
+    if transcript is None:
         return {}
+    cursor = start_cursor(transcript)
+    if cursor is None:
+        if os.path.lexists(transcript):
+            return {}  # there, but not a regular file: nothing to count from
+        return {"transcript_offset": 0, "transcript_identity": ""}
     return {"transcript_offset": cursor.offset, "transcript_identity": cursor.identity}
 
 

@@ -32,7 +32,8 @@ RECENT_IDS = 64
 @dataclass(frozen=True)
 class Cursor:
     offset: int
-    identity: str  # device and inode: a replaced file starts again
+    identity: str  # device and inode: a replaced file starts again; "" for a file that did
+    # not exist yet when the cursor was made (whatever file appears is read from `offset`)
     recent_ids: tuple[str, ...] = ()  # the last message ids counted, newest last
 
 
@@ -90,7 +91,8 @@ def read_increment(path: Path, cursor: Cursor | None) -> Increment | None:
     with handle:
         info = os.fstat(handle.fileno())
         size, identity = info.st_size, _identity(info)
-        start = cursor.offset if cursor is not None and cursor.identity == identity else -1
+        same = cursor is not None and cursor.identity in ("", identity)
+        start = cursor.offset if cursor is not None and same else -1
         seen = list(cursor.recent_ids) if cursor is not None else []
         known = set(seen)
         partial = False

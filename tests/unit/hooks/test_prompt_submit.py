@@ -74,6 +74,7 @@ def test_start_writes_state_and_adds_context(git_repo: Path, store: LoopStore) -
         quiesce_after=2,
         baseline_commit=git(git_repo, "rev-parse", "HEAD"),
         tree_fingerprint=gitstate.tree_fingerprint(git_repo),
+        transcript_offset=0,  # no transcript yet (a session's first prompt): from its start
     )
     assert state.tree_fingerprint is not None
     assert not (git_repo / "X").exists()

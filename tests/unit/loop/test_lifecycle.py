@@ -3,6 +3,7 @@ repositories; gate mode's refusals before a start and its --allow-dirty snapshot
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -116,6 +117,27 @@ def test_start_loop_outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     state = start_loop(store, SESSION, StartRequest(prompt="go"), T0)
     assert (state.baseline_commit, state.tree_fingerprint, state.deadline_at,
             state.quiesce_after) == (None, None, None, 2)
+
+
+def test_start_loop_remembers_where_the_transcript_ends(git_repo: Path, store: LoopStore,
+                                                       tmp_path: Path) -> None:
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(b'{"type": "user"}\n')
+    state = start_loop(store, SESSION, StartRequest(prompt="go"), T0, transcript=transcript)
+    info = transcript.stat()
+    assert (state.transcript_offset, state.transcript_identity) == (
+        17, f"{info.st_dev}:{info.st_ino}")
+    # A session's first prompt: the transcript is not written yet; count from its start.
+    store.paths.loop_file(SESSION).unlink()
+    fresh = start_loop(store, SESSION, StartRequest(prompt="go"), T0,
+                       transcript=tmp_path / "not-yet.jsonl")
+    assert (fresh.transcript_offset, fresh.transcript_identity) == (0, "")
+    # Something that is not a file there: nothing to count from.
+    store.paths.loop_file(SESSION).unlink()
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    odd = start_loop(store, SESSION, StartRequest(prompt="go"), T0,
+                     transcript=tmp_path / "fifo.jsonl")
+    assert (odd.transcript_offset, odd.transcript_identity) == (None, "")
 
 
 def test_start_loop_refusals(git_repo: Path, store: LoopStore) -> None:

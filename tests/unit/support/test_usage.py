@@ -205,3 +205,14 @@ def test_what_cannot_be_read(tmp_path: Path) -> None:
 def _identity(path: Path) -> str:
     info = path.stat()
     return f"{info.st_dev}:{info.st_ino}"
+
+
+def test_a_transcript_that_did_not_exist_yet_is_read_from_its_start(tmp_path: Path) -> None:
+    # A session's first prompt starts the loop before Claude Code writes the transcript:
+    # the cursor then has no identity and whatever file appears is read from offset 0.
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(USER + assistant("m1", [TOOL]))
+    found = read_increment(path, Cursor(0, ""))
+    assert found is not None and not found.partial and found.tool_calls == 1
+    assert tokens(found) == {"claude-opus-4-5": Tokens(10, 20, 30, 40)}
+    assert found.cursor is not None and found.cursor.identity == _identity(path)
