@@ -122,9 +122,11 @@ SUBAGENT_NOTE = re.compile(r"\[subagent\s+opportunity\]", _I)
 
 # 3 failure-instructions: "the same error three times", "3+ attempts", "twice in a row".
 _COUNT = r"(?:[2-5]|two|three|four|five)"
+# "three genuinely different fix attempts", "after 3 fixes": up to three words between.
 REPEATED = re.compile(
-    rf"\b{_COUNT}\s*(?:\+|or\s+more)?\s+(?:[\w-]+\s+)?(?:times|attempts|tries|iterations|"
-    r"rounds|runs|loops|failures|fails|errors|consecutive|in\s+a\s+row)\b|"
+    rf"\b{_COUNT}\s*(?:\+|or\s+more)?\s+(?:[\w-]+\s+){{0,3}}?(?:times|attempts|tries|"
+    r"iterations|rounds|runs|loops|failures|fails|errors|fixes|approaches|consecutive|"
+    r"in\s+a\s+row)\b|"
     rf"\b{_COUNT}\s*\+?\s*(?:times|x)\b|\b(?:twice|thrice)\b|"
     r"\b(?:third|3rd)\s+(?:time|attempt|try)\b|"
     # Repetition without a count: "if the same error keeps coming back".
@@ -140,7 +142,8 @@ TROUBLE = re.compile(
 
 # Giving up: stop (or hand over) when blocked, rather than loop forever.
 GIVE_UP = re.compile(
-    r"\b(?:blocked|blockers?|stuck|(?:no|make|making)\s+progress|can(?:no|\W?)t\s+"
+    r"\b(?:blocked|blockers?|stuck|(?:no|zero|without|make|making)\s+progress|"
+    r"nothing\s+(?:moving|moves|changes|improves)|can(?:no|\W?)t\s+"
     r"(?:proceed|continue|get\s+past|progress|finish|go\s+on)|no\s+way\s+forward)\b", _I)
 STOP = re.compile(r"\b(?:stop|halt|give\s+up|end\s+the\s+loop)\b", _I)
 
@@ -224,7 +227,9 @@ CURRENT_STATE = re.compile(
 )
 
 # 9 iteration-limit: each pattern captures the number. They are matched against a line
-# with its emphasis markup taken out ("**Max iterations:** 14").
+# with its emphasis markup taken out ("**Max iterations:** 14"). A loop's turns are its
+# iterations or its loops ("Stop after 12 loops").
+_TURNS = r"(?:loop\s+)?(?:iterations?|loops?)"
 LIMITS = (
     re.compile(rf"--max[-_]iterations(?:=|\s+){_NUMBER}", _I),
     re.compile(
@@ -235,17 +240,20 @@ LIMITS = (
     ),
     re.compile(
         r"\b(?:at\s+most|no\s+more\s+than|up\s+to|max(?:imum)?(?:\s+of)?|limit(?:ed)?"
-        r"(?:\s+(?:to|of))?|cap(?:ped)?(?:\s+(?:at|to))?|budget(?:\s+of)?|within)"
-        rf"\s*:?\s*{_NUMBER}\s+(?:loop\s+)?iterations?\b",
+        r"(?:\s+(?:to|of))?|cap(?:ped)?(?:\s+(?:at|to|of))?|budget(?:\s+of)?|within)"
+        rf"\s*:?\s*{_NUMBER}\s+{_TURNS}\b",
         _I,
     ),
-    re.compile(rf"\b{_NUMBER}[\s-]+iterations?\s*(?:max(?:imum)?|at\s+most|limit|cap|tops)\b", _I),
-    re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{_NUMBER}\s+iterations?\b", _I),
-    re.compile(rf"\b(?:by|at|after)\s+the\s+{_NUMBER}(?:st|nd|rd|th)\s+iteration\b", _I),
-    re.compile(rf"\bstop\s+after\s+{_NUMBER}\s+(?:iterations?|attempts)\b", _I),
+    re.compile(rf"\b{_NUMBER}[\s-]+{_TURNS}\s*(?:max(?:imum)?|at\s+most|limit|cap|tops|"
+               r"in\s+total)\b", _I),
+    re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{_NUMBER}\s+{_TURNS}\b", _I),
+    re.compile(rf"\b(?:by|at|after)\s+the\s+{_NUMBER}(?:st|nd|rd|th)\s+(?:iteration|loop)\b",
+               _I),
+    re.compile(rf"\b(?:stop|halt|give\s+up)\s+(?:after|at)\s+{_NUMBER}\s+(?:{_TURNS}|attempts)\b",
+               _I),
     # The BLOCKED-after-N rule: "If unable to make progress after [N] iterations, ..."
     re.compile(r"\b(?:progress|blocked|stuck)\b.{0,40}?\b(?:after|for|within|in)\s+"
-               rf"{_NUMBER}\+?\s+(?:consecutive\s+|more\s+)?iterations?\b", _I),
+               rf"{_NUMBER}\+?\s+(?:consecutive\s+|more\s+)?{_TURNS}\b", _I),
 )
 _EMPHASIS = re.compile(r"[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}")
 

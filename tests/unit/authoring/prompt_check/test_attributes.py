@@ -178,9 +178,18 @@ def test_blocked_without_a_repeat_rule_fails_on_blocked() -> None:
 @pytest.mark.parametrize("rule", [
     "fails 3+ times", "fails twice in a row", "fails on three consecutive iterations",
     "keeps failing after three attempts", "shows 3 identical failures",
+    "survives three genuinely different fix attempts", "still fails after 3 fixes",
 ])
 def test_ways_of_saying_the_same_error_again(rule: str) -> None:
     assert failing(edit("fails 3 times", rule)) == []
+
+
+@pytest.mark.parametrize("give_up", [
+    "After 3 iterations with zero progress, write it up in `NOTES.md` and stop.",
+    "Nothing moving after 3 iterations: write the blocker down and stop.",
+])
+def test_ways_of_saying_when_to_give_up(give_up: str) -> None:
+    assert failing(edit("If still stuck, output <promise>BLOCKED</promise>.", give_up)) == []
 
 
 # 4 ordered-phases
@@ -343,6 +352,8 @@ def test_a_plain_title_line_and_front_matter_come_before_the_cold_start() -> Non
 @pytest.mark.parametrize("limit", [
     "Max iterations: 25", "max-iterations: 1", "--max-iterations 12", "Iteration cap: 8",
     "Stop after at most twelve iterations.", "Limit: 15 iterations maximum.",
+    "Stop after 12 loops.", "Max 12 loops.", "A cap of 12 iterations.",
+    "12 iterations in total.",
 ])
 def test_conservative_limits_pass(limit: str) -> None:
     assert failing(edit("Max iterations: 10", limit)) == []
