@@ -21,12 +21,11 @@ from finesse.authoring.prompt_check.criteria import (
     vague_word,
 )
 from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.done import zero_ambiguity as withholds_done
 from finesse.authoring.prompt_check.scope import find_scope
 from finesse.authoring.prompt_check.structure import Prompt
 from finesse.authoring.prompt_check.vocabulary import (
     CURRENT_STATE,
-    DONE_WORDS,
-    EMIT_PRONOUN,
     EVERY_CHANGE,
     EVERY_CHANGE_LABEL,
     GIVE_UP,
@@ -35,14 +34,10 @@ from finesse.authoring.prompt_check.vocabulary import (
     ITERATING,
     LIMITS,
     NAMES_THE_WORK,
-    NEGATED_EMIT,
-    ONLY_EMIT,
-    PASSIVE_NEGATED_EMIT,
     PROMISE_TALK,
     REPEATED,
     STOP,
     TROUBLE,
-    UNTIL_ALL,
     VERIFY_COMMAND,
     number_value,
     without_emphasis,
@@ -258,21 +253,9 @@ def iteration_limit(prompt: Prompt) -> Verdict:
 
 
 def zero_ambiguity(prompt: Prompt) -> Verdict:
-    doc = prompt.doc
-    promised = sorted({re.escape(tag.text) for tag in prompt.tags if tag.text})
-    done = re.compile("|".join([DONE_WORDS, *promised]), re.IGNORECASE)
-    before = ""
-    for sentence in doc.sentences():
-        text = sentence.text
-        withheld = (NEGATED_EMIT.search(text) or PASSIVE_NEGATED_EMIT.search(text)
-                    or ONLY_EMIT.search(text))
-        about_promise = done.search(text) or (
-            EMIT_PRONOUN.search(text) and PROMISE_TALK.search(before))
-        if withheld and about_promise and UNTIL_ALL.search(text):
-            return _ok(sentence.line_at(withheld.start()))
-        before = text
-    return _fail(None, "add 'Do not output the completion promise unless every criterion "
-                       "above is met.'")
+    """No room to convince itself it is done: `finesse.authoring.prompt_check.done`."""
+    passed, line, fix = withholds_done(prompt)
+    return _ok(line) if passed else _fail(line, fix)
 
 
 ATTRIBUTES: tuple[Attribute, ...] = (

@@ -5,6 +5,7 @@ excepted).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -23,6 +24,8 @@ from finesse.authoring.prompt_check.vocabulary import (
     PROMISE_TALK,
 )
 from finesse.signals import collapse_whitespace
+
+ARROW_TO_TAG = re.compile(r"(?:\u2192|=>|->)\s*[`*_]*<promise>(?!\s*BLOCKED\s*<)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,10 @@ def promise_tags(doc: Document) -> list[PromiseTag]:
 
 
 def instructs_output(text: str) -> bool:
-    """Whether `text` tells the agent to output something on a condition (not to withhold it)."""
+    """Whether `text` tells the agent to output something on a condition (not to withhold it).
+    An arrow straight into the tag reads as "then output": "All 3 green → <promise>X</promise>"."""
+    if ARROW_TO_TAG.search(text):
+        return True
     if not CONDITION.search(text):
         return False
     negated = {match.end() for match in NEGATED_EMIT.finditer(text)}
@@ -117,7 +123,8 @@ def criteria_list(doc: Document) -> list[Block]:
         elif block.kind != "code" and block.text.endswith(":"):
             intro = block.sentences()[-1].text
             if PROMISE_TAG.search(intro) or CRITERIA_INTRO.search(intro):
-                items += doc.list_after(index)
+                # A list item introduces its own sub-items, not its siblings.
+                items += _introduced(block, doc.list_after(index))
     unique = list({id(item): item for item in items}.values())
     if not unique:
         return []
@@ -159,6 +166,18 @@ def _text_above(line: Line, doc: Document) -> str:
         if earlier.text.strip() and number not in doc.code_lines:
             return earlier.text
     return ""
+
+
+def _introduced(intro: Block, items: list[Block]) -> list[Block]:
+    """The items a block ending in ':' introduces: a list item, only its own sub-items."""
+    if intro.kind != "item":
+        return items
+    introduced = []
+    for item in items:
+        if item.level <= intro.level:
+            break
+        introduced.append(item)
+    return introduced
 
 
 def _first_list(blocks: list[Block]) -> list[Block]:

@@ -30,17 +30,10 @@ _NEGATION = (
     rf"(?:do\s+not|don{_APOSTROPHE}?t|never|must\s+not|mustn{_APOSTROPHE}?t|should\s+not|"
     rf"shouldn{_APOSTROPHE}?t|may\s+not|cannot|can{_APOSTROPHE}?t|under\s+no\s+circumstances)"
 )
+EMIT_WORDS, NEGATION_WORDS = _EMIT, _NEGATION  # for patterns built elsewhere
 EMIT = re.compile(rf"\b{_EMIT}\b", _I)
 # "Do not stop or claim you are done": a negation governs an emit verb up to three words on.
 NEGATED_EMIT = re.compile(rf"\b{_NEGATION}\s+(?:[\w-]+\s+){{0,3}}?{_EMIT}\b", _I)
-PASSIVE_NEGATED_EMIT = re.compile(
-    r"\b(?:must|should|may)\s+(?:not|never)\s+be\s+(?:output|printed|emitted|said|sent)\b", _I
-)
-ONLY_EMIT = re.compile(
-    r"\bonly\s+(?:[\w-]+\s+){0,2}?(?:output|print|emit|say|write)\b|"
-    rf"\b{_EMIT}\s+(?:[\w<>/-]+\s+){{0,4}}?only\s+(?:when|if|once|after)\b", _I)
-# "Output it only when ...": the promise named in the sentence before.
-EMIT_PRONOUN = re.compile(rf"\b{_EMIT}\s+(?:it|that|this)\b", _I)
 # "Done = all true → output <promise>X</promise>": an arrow reads as "then".
 CONDITION = re.compile(
     r"\b(?:when|whenever|once|after|if|as\s+soon\s+as|upon|then)\b|→|=>|->", _I)
@@ -268,16 +261,6 @@ def _inside_word(text: str, match: re.Match[str]) -> bool:
     after = text[match.end() : match.end() + 1]
     return before.isalnum() and after.isalnum()
 
-# 10 zero-ambiguity: withholding the promise until every criterion holds.
-_ALL = r"\b(?:all|every|each|both|100\s*%|fully|completely)\b"
-UNTIL_ALL = re.compile(
-    rf"\b(?:unless|until|before|except)\b.{{0,80}}?{_ALL}|"
-    r"\b(?:if|while|when)\s+(?:any|a\s+single|one|some)\b.{0,60}?\b(?:fail\w*|red|not\s+"
-    r"(?:met|pass\w*|true)|unmet|false|broken)\b|"
-    rf"\bonly\b.{{0,80}}?\b(?:when|if|once|after)\b.{{0,80}}?{_ALL}",
-    _I,
-)
-DONE_WORDS = r"<promise>|\bpromise\b|\bcompletion\b|\bcomplete\b|\bdone\b|\bfinished\b"
 
 
 def mentions_command(text: str) -> bool:

@@ -103,6 +103,13 @@ def test_a_vague_phase_is_binary_when_its_verify_line_names_a_command() -> None:
     )
 
 
+def test_a_list_item_ending_in_a_colon_introduces_its_sub_items_not_its_siblings() -> None:
+    # Found by test_render's property test: a criterion "`pytest` criteria:" in a phase.
+    text = edit("Phase 2: print debug lines when it is set.",
+                "Phase 2: print debug lines when it is set.\n- `pytest -q` criteria:\n- add")
+    assert failing(text) == []
+
+
 # 2 completion-signal
 
 def test_no_promise_tag_fails_without_a_line() -> None:
@@ -129,6 +136,15 @@ def test_a_tag_on_its_own_line_below_the_instruction_counts() -> None:
                 "Success criteria:\n- `pytest -q` exits 0\n- `ruff check .` exits 0\n\n"
                 "When every criterion holds, output exactly:\n\n<promise>DONE</promise>\n")
     assert failing(text) == []
+
+
+def test_an_arrow_into_the_tag_is_an_instruction() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:",
+                "All of the following pass in one iteration → <promise>DONE</promise>:")
+    assert failing(text) == []
+    blocked = edit("If still stuck, output <promise>BLOCKED</promise>.",
+                   "Still stuck → <promise>BLOCKED</promise>.", text)
+    assert failing(blocked) == []
 
 
 def test_blocked_is_not_a_completion_signal() -> None:
@@ -391,10 +407,29 @@ def test_no_rule_against_an_early_promise_fails() -> None:
     "Only output the promise when every criterion above passes.",
     "Never print DONE if any test fails.",
     "Do not stop or claim you are finished until every check passes.",
+    "Never call it done with anything red.",
+    "Don't treat it as finished while any check fails.",
+    "If even one check doesn't pass, you're not done.",
+    "If anything is red, keep working.",
+    "Any failing check left = not done.",
 ])
 def test_ways_of_withholding_the_promise(rule: str) -> None:
     text = edit("Do not output the promise unless every criterion is met.", rule)
     assert failing(text) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "Not before.", "Only if true.", "If that's not true, don't print it.",
+    "Not before; no partial credit.", "Don't output the promise early.",
+])
+def test_a_short_rule_right_after_a_signal_that_waits_for_everything(rule: str) -> None:
+    signal = ("Output <promise>DONE</promise> when `pytest -q` and `ruff check .` both exit 0."
+              f" {rule} Don't lie to get out.\n")
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
+                "- `pytest -q` exits 0\n- `ruff check .` exits 0\n\n"
+                "Do not output the promise unless every criterion is met.\n", signal)
+    assert failing(text) == []
+    assert failing(text.replace(" both exit", " exit")) == ["zero-ambiguity"]
 
 
 @pytest.mark.parametrize("rule", [
@@ -404,5 +439,23 @@ def test_ways_of_withholding_the_promise(rule: str) -> None:
 def test_a_weaker_rule_is_not_zero_ambiguity(rule: str) -> None:
     text = edit("Do not output the promise unless every criterion is met.", rule)
     assert "zero-ambiguity" in failing(text)
+
+
+@pytest.mark.parametrize("leave", [
+    "Close enough is fine.", "If one check is flaky, output the promise anyway.",
+    "If you're fairly confident, go ahead and print it.", "Minor leftovers are fine.",
+])
+def test_leave_to_finish_anyway_undoes_the_rule(leave: str) -> None:
+    text = edit("every criterion is met.", f"every criterion is met. {leave}")
+    assert result(text, "zero-ambiguity") == AttributeResult(
+        id=10, key="zero-ambiguity", passed=False,
+        evidence=f"line 20: Do not output the promise unless every criterion is met. {leave}",
+        fix="remove the permission to finish anyway: output the promise only when every "
+            "criterion is met")
+
+
+def test_refusing_close_enough_is_not_leave_to_finish() -> None:
+    text = edit("every criterion is met.", 'every criterion is met: no "close enough".')
+    assert failing(text) == []
 
 
