@@ -13,15 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.criteria import (
-    checkable,
     completion_conditions,
     names_command,
     phase_statements,
     phase_verified,
-    vague_word,
 )
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.done import zero_ambiguity as withholds_done
+from finesse.authoring.prompt_check.quality import NAMES_THE_WORK, checkable, vague_word
 from finesse.authoring.prompt_check.scope import find_scope
 from finesse.authoring.prompt_check.structure import Prompt
 from finesse.authoring.prompt_check.vocabulary import (
@@ -33,7 +32,6 @@ from finesse.authoring.prompt_check.vocabulary import (
     HONESTY_TALK,
     ITERATING,
     LIMITS,
-    NAMES_THE_WORK,
     PROMISE_TALK,
     REPEATED,
     STOP,

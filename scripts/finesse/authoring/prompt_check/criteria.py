@@ -1,31 +1,24 @@
 """What attribute 1 reads: the completion condition, the criteria, and the phases a
-command checks; whether a text judges quality without a measure, and whether it names a
-command or a result only a command can show."""
+command checks (how each is judged: `quality`)."""
 
 from __future__ import annotations
 
-import re
-
 from finesse.authoring.prompt_check.document import Line
 from finesse.authoring.prompt_check.phases import Phase
+from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
+from finesse.authoring.prompt_check.quality import vague_word as vague_word  # spec_fields
 from finesse.authoring.prompt_check.structure import PromiseTag, Prompt, inline_criteria
 from finesse.authoring.prompt_check.vocabulary import (
     ARROW,
-    CHECKABLE,
     CODE_SPAN,
-    DONE_WHEN,
-    MEASURED_QUALITY,
     NEGATED_EMIT,
     RUN_SPAN,
     SUBAGENT_NOTE,
     THEN,
-    VAGUE,
     VERIFY,
     looks_like_command,
     mentions_command,
 )
-
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 
 def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:
@@ -71,23 +64,6 @@ def _condition(tag: PromiseTag) -> str:
         if arrow:  # "All four checks pass → output <promise>X</promise>"
             return head[: arrow.start()]
     return inline_criteria(tag)
-
-
-def vague_word(text: str) -> str | None:
-    """The first word of `text`, outside code, that judges quality without a measure."""
-    prose = MEASURED_QUALITY.sub(" ", CODE_SPAN.sub(" ", text))
-    found = VAGUE.search(prose)
-    return found.group(0) if found else None
-
-
-def checkable(text: str) -> bool:
-    """Whether `text` names a command, or a result only a command can show. A criterion
-    that opens with a code span ("- `make check` prints OK") names its command."""
-    if CHECKABLE.search(CODE_SPAN.sub(" ", text)) or _LIST_MARKER.sub("", text).startswith("`"):
-        return True
-    spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
-    return any(looks_like_command(span) for span in spans) or bool(
-        mentions_command(CODE_SPAN.sub(" ", text)))
 
 
 def phase_verified(phase: Phase) -> bool:
