@@ -77,7 +77,7 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
     conditions = completion_conditions(prompt)
     items = [(item.text, item.first) for item in prompt.criteria]
     for text, line in [*conditions, *items]:
-        word = vague_word(text)
+        word = vague_word(text, prompt.command_names)
         if word:
             return _fail(line, f"replace '{word}' with a command and its expected result, "
                                "e.g. '`ruff check .` exits 0'")
@@ -85,7 +85,7 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
         if phase_verified(phase):
             continue
         for text, line in phase_statements(phase):
-            word = vague_word(text)
+            word = vague_word(text, prompt.command_names)
             if word:
                 return _fail(line, f"replace '{word}' with a command and its expected "
                                    f"result, or give phase {phase.number} a 'Verify: "

@@ -3,7 +3,10 @@ command checks (how each is judged: `quality`)."""
 
 from __future__ import annotations
 
+import re
+
 from finesse.authoring.prompt_check.document import Line
+from finesse.authoring.prompt_check.done import NEGATED_CLAIM
 from finesse.authoring.prompt_check.phases import Phase
 from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
 from finesse.authoring.prompt_check.quality import vague_word as vague_word  # spec_fields
@@ -20,6 +23,9 @@ from finesse.authoring.prompt_check.vocabulary import (
     mentions_command,
 )
 
+_DONE_LABEL = re.compile(
+    r"^[\s*_]*(?:done|complete|completion|finished|finish|success|signal)[\s*_:]*$", re.I)
+
 
 def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:
     """What the completion signal waits for ("when ALL phases are complete and ..."), or,
@@ -32,7 +38,8 @@ def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:
         for sentence in prompt.doc.sentences():
             text = sentence.text
             match = DONE_WHEN.search(text)
-            if match and not NEGATED_EMIT.search(text) and not _introduces_list(text):
+            withheld = NEGATED_EMIT.search(text) or NEGATED_CLAIM.search(text)
+            if match and not withheld and not _introduces_list(text):
                 found.append((text[match.end():], sentence.line_at(match.start())))
     return [(text, line) for text, line in found if text.strip()]
 
@@ -56,12 +63,13 @@ def _condition(tag: PromiseTag) -> str:
     sentence = tag.sentence
     if sentence is not None and THEN.match(sentence.text):
         earlier = [s for s in sentence.block.sentences() if s.offset < sentence.offset]
-        if earlier:
-            return earlier[-1].text
+        # "Then, and only then, output ..." under the list of criteria: they are the condition.
+        return earlier[-1].text if earlier else ""
     if sentence is not None:
         head = sentence.text[: sentence.text.lower().find("<promise>")]
         arrow = ARROW.search(head)
-        if arrow:  # "All four checks pass → output <promise>X</promise>"
+        # "All four checks pass → output <promise>X</promise>"; not "Done → print ... when".
+        if arrow and not _DONE_LABEL.match(head[: arrow.start()]):
             return head[: arrow.start()]
     return inline_criteria(tag)
 

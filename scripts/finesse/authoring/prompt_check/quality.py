@@ -37,7 +37,13 @@ VAGUE = re.compile(
 MEASURED_QUALITY = re.compile(
     r"\b(?:pass\w*|exit\w*|run\w*|build\w*|compil\w*)\s+cleanly\b|"
     r"\b(?:lint|\w*cop|\w*lint|tree|build)[- ]clean\b|"
-    r"\bclean\s+(?:build|checkout|working\s+tree|tree|install|exit)\b|\bmake\s+clean\b",
+    r"\bclean\s+(?:build|checkout|working\s+tree|tree|install|exit)\b|\bmake\s+clean\b|"
+    # "all five checks are clean", "the scans come back clean": the commands' output.
+    r"\b(?:checks?|commands?|linters?|lint|scans?|builds?|gates?)\s+"
+    r"(?:(?:all|both)\s+)?(?:are|is|come\s+back|stay|run|return)\s+clean\b|"
+    # "when you're reasonably confident the phases are complete": how sure, not how good
+    # (leave to finish on a hunch is attribute 10's concern).
+    r"\b(?:reasonabl[ey]|fairly|pretty|quite|sufficiently)\s+(?:confident|sure|certain)\b",
     _I,
 )
 # Results that only a command can show ("All tests pass", "Coverage > 80%", "No linter
@@ -53,20 +59,27 @@ CHECKABLE = re.compile(
     _I,
 )
 
-# "The task is finished only when ...", in a prompt without a signal.
+# "The task is finished only when ...", "Done = every check passes", in a prompt without a
+# signal.
 DONE_WHEN = re.compile(
     r"\b(?:finished|complete|completed|done|completion)\b[^.]{0,40}?\b(?:only\s+)?"
-    r"(?:when|once|if)\b", _I)
+    r"(?:when|once|if)\b|\b(?:done|finished|complete)\s*(?:=|means\b)", _I)
 # A completion condition that points at checks given elsewhere: "when ALL phases are
 # complete", "when all four steps hold", "when every item above holds".
 NAMES_THE_WORK = re.compile(
-    r"\b(?:phases?|steps?|stages?|parts?|checks?|criteria|criterion|items?|requirements?|"
-    r"tasks?|verifications?|gates?|commands?|tests?|conditions?|boxes)\b", _I)
+    r"\b(?:phases?|steps?|stages?|milestones?|parts?|checks?|criteria|criterion|items?|"
+    r"requirements?|tasks?|verifications?|verif(?:y|ies)|gates?|commands?|tests?|"
+    r"conditions?|boxes|rows?|tables?)\b", _I)
 
 
-def vague_word(text: str) -> str | None:
-    """The first word of `text`, outside code, that judges quality without a measure."""
-    prose = MEASURED_QUALITY.sub(" ", CODE_SPAN.sub(" ", text))
+def vague_word(text: str, names: frozenset[str] = frozenset()) -> str | None:
+    """The first word of `text`, outside code, that judges quality without a measure. The
+    `names` of the prompt's commands stand for checks: "tidy and format are clean" reads
+    "check and check are clean"."""
+    prose = CODE_SPAN.sub(" ", text)
+    for name in sorted(names, key=len, reverse=True):
+        prose = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", "check", prose, flags=_I)
+    prose = MEASURED_QUALITY.sub(" ", prose)
     found = VAGUE.search(prose)
     return found.group(0) if found else None
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from finesse.authoring.prompt_check import commands
 from finesse.authoring.prompt_check import phases as phase_finder
 from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence
 from finesse.authoring.prompt_check.phases import Phases
@@ -58,6 +59,14 @@ class Prompt:
     @cached_property
     def criteria(self) -> list[Block]:
         return criteria_items(self.doc)
+
+    @cached_property
+    def command_names(self) -> frozenset[str]:
+        return commands.command_names(self.doc)
+
+    @cached_property
+    def programs(self) -> frozenset[str]:
+        return commands.programs(self.doc)
 
     @cached_property
     def phases(self) -> Phases:

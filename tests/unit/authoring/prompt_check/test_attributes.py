@@ -103,6 +103,40 @@ def test_a_vague_phase_is_binary_when_its_verify_line_names_a_command() -> None:
     )
 
 
+SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
+          "- `pytest -q` exits 0\n- `ruff check .` exits 0\n")
+
+
+@pytest.mark.parametrize("signal", [
+    "Done → print <promise>DONE</promise> only when all 2 phases verify in one iteration.\n",
+    "All of these, in one iteration:\n- `pytest -q` exits 0\n- `ruff check .` exits 0\n\n"
+    "Then, and only then, output <promise>DONE</promise>.\n",
+    "| Check | Command | Expected |\n|---|---|---|\n| Tests | `pytest -q` | exit 0 |\n\n"
+    "Output <promise>DONE</promise> when every row in the table shows its expected result.\n",
+    "Output <promise>DONE</promise> when both phases pass and all checks are clean.\n",
+    "| Name | Command |\n|---|---|\n| tidy | `ruff check .` |\n\n"
+    "Output <promise>DONE</promise> when both phases pass and tidy is clean.\n",
+])
+def test_ways_of_pointing_the_signal_at_the_checks(signal: str) -> None:
+    assert failing(edit(SIGNAL, signal)) == []
+
+
+def test_how_sure_the_agent_is_is_not_a_quality_word() -> None:
+    # Finishing on a hunch is attribute 10's concern, not attribute 1's.
+    text = edit(SIGNAL, "When you are reasonably confident both phases are complete, output "
+                        "<promise>DONE</promise>.\n")
+    assert failing(text) == ["zero-ambiguity"]
+
+
+def test_done_equals_says_what_finished_means_without_a_signal() -> None:
+    done = ("Done = every Verify above passes in one iteration. Never call it done with "
+            "anything red.\n")
+    text = edit(SIGNAL + "\nDo not output the promise unless every criterion is met.\n", done)
+    assert failing(text) == ["completion-signal"]
+    vague = edit("every Verify above passes in one iteration", "the code is clean", text)
+    assert failing(vague) == ["binary-completion-criteria", "completion-signal"]
+
+
 def test_a_list_item_ending_in_a_colon_introduces_its_sub_items_not_its_siblings() -> None:
     # Found by test_render's property test: a criterion "`pytest` criteria:" in a phase.
     text = edit("Phase 2: print debug lines when it is set.",
