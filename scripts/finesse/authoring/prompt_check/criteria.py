@@ -14,6 +14,7 @@ from finesse.authoring.prompt_check.structure import PromiseTag, Prompt, inline_
 from finesse.authoring.prompt_check.vocabulary import (
     ARROW,
     CODE_SPAN,
+    COMMAND_ARROW,
     NEGATED_EMIT,
     RUN_SPAN,
     SUBAGENT_NOTE,
@@ -76,10 +77,13 @@ def _condition(tag: PromiseTag) -> str:
 
 def phase_verified(phase: Phase) -> bool:
     """Whether a command checks the phase: a Verify line (or "check:", "→ `cmd`") naming
-    one, or a sentence giving a command's result ("`cargo test x` passes")."""
+    one, a command and an arrow to what it shows ("`bats test/` → all ok"), or a sentence
+    giving a command's result ("`cargo test x` passes")."""
     for text, _ in _phase_sentences(phase):
         label = VERIFY.search(text)
         if label and looks_like_command(text[label.end():]):
+            return True
+        if any(looks_like_command(span) for span in COMMAND_ARROW.findall(text)):
             return True
         spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
         if CHECKABLE.search(CODE_SPAN.sub(" ", text)) and any(

@@ -97,9 +97,13 @@ STOP = re.compile(r"\b(?:stop|halt|give\s+up|end\s+the\s+loop)\b", _I)
 _ORDINAL = rf"\d{{1,2}}|{'|'.join(NUMBER_WORDS)}|(?-i:[A-H])(?=\W)"
 PHASE_MARKER = re.compile(
     r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)])\s+)?(?:\*\*|__)?\s*"
-    rf"(?:phase|stage|step|milestone|part)\s+({_ORDINAL})\b",
+    rf"(?:phase|stage|step|milestone|part)\s+(?P<number>{_ORDINAL})\b",
     _I,
 )
+# Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...".
+LETTERED_MARKER = re.compile(
+    r"^\s*(?:#{1,6}\s+|[-*+]\s+)?(?:\*\*|__)?\s*(?P<letter>[A-Z])(?P<number>\d{1,2})\b"
+    r"(?:\*\*|__)?\s*(?:[\u2014\u2013:.)]|-\s)")
 # The same marker opening a sentence inside a paragraph: "... in three phases. Phase 1: ..."
 INLINE_PHASE_MARKER = re.compile(
     rf"^[*_]*(?:phase|stage|step|part)\s+({_ORDINAL})\b[*_]*\s*(?::|\u2013|\u2014|-|\.|is\b|"
@@ -126,6 +130,8 @@ PHASE_LIST_TITLE = re.compile(
 )
 
 # 5 verification-commands
+# A command and an arrow to what it shows: "`bats test/` → all ok".
+COMMAND_ARROW = re.compile(r"`([^`]+)`\s*(?:\u2192|->|=>)")
 VERIFY = re.compile(
     r"\b(?:verif(?:y|ied|ication)|check(?:ed)?|validated?|confirm(?:ed)?|proven?)\b[*_]*\s*"
     r"(?::|with\b|by\b|using\b)|\bdone\s+when\b|(?:→|->)\s*(?=`)",

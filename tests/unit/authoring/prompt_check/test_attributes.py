@@ -274,6 +274,46 @@ def test_a_numbered_list_under_an_unrelated_heading_is_not_phases() -> None:
     assert failing(text) == ["ordered-phases"]
 
 
+PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
+          "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`\n")
+
+
+@pytest.mark.parametrize("phases", [
+    "## Milestones\n\n**M1 — Parse.** Parse the flag.\n- Verify: `pytest -q -k parse`\n\n"
+    "**M2 — Print.** Print debug lines.\n- Verify: `pytest -q`\n\n## Rules\n",
+    "| # | Phase | Verify |\n|---|---|---|\n| 1 | parse the flag | `pytest -q -k parse` |\n"
+    "| 2 | print debug lines | `pytest -q` |\n",
+    "## Phases\n\n| Phase | Work | Done when |\n|---|---|---|\n| 1 | parse | `pytest -q` "
+    "passes |\n| 2 | print | `pytest -q` passes |\n\n## Rules\n",
+    "1. Parse the flag.\n   Verify: `pytest -q -k parse`\n2. Print debug lines.\n"
+    "   Verify: `pytest -q`\n",
+    "1. `pytest -q -k parse` → all ok.\n2. `pytest -q` → all ok, and step 1 still passes.\n",
+    "## Phases\n\n### 1. Parse\nParse the flag. Verify: `pytest -q -k parse`\n\n"
+    "### 2. Print\nPrint debug lines. Verify: `pytest -q`\n\n## Rules\n",
+])
+def test_ways_of_writing_ordered_phases(phases: str) -> None:
+    # The base prompt's cold start says "check the current state"; the bare numbered list
+    # without checks also needs the prompt to speak of its steps.
+    assert failing(edit(PHASES, phases)) == []
+
+
+@pytest.mark.parametrize("not_phases", [
+    "## Rules\n1. Run `pytest -q` after every change. Verify: `pytest -q`\n"
+    "2. Keep `ruff check .` clean. Verify: `ruff check .`\n",
+    "1. parse the flag\n2. print debug lines\n",
+    "## Requirements (no particular order)\n\n| # | Requirement |\n|---|---|\n"
+    "| 1 | parse the flag |\n| 2 | print debug lines |\n",
+])
+def test_numbered_things_that_are_not_phases(not_phases: str) -> None:
+    assert "ordered-phases" in failing(edit(PHASES, not_phases))
+
+
+def test_a_bare_numbered_list_is_the_plan_when_the_prompt_speaks_of_its_steps() -> None:
+    text = edit(PHASES, "1. parse the flag\n2. print debug lines\n").replace(
+        "`pytest -q`.", "`pytest -q`; resume at the first step not done.", 1)
+    assert failing(text) == []
+
+
 def test_phase_lines_inside_code_do_not_count() -> None:
     text = edit("Phase 1: parse", "- parse").replace("Phase 2: print", "- print")
     text += "\n```\nPhase 1: example\nPhase 2: example\n```\n"
