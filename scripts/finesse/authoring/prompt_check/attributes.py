@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.criteria import (
     completion_conditions,
-    names_command,
     phase_statements,
     phase_verified,
 )
@@ -23,10 +22,11 @@ from finesse.authoring.prompt_check.done import zero_ambiguity as withholds_done
 from finesse.authoring.prompt_check.quality import NAMES_THE_WORK, checkable, vague_word
 from finesse.authoring.prompt_check.scope import find_scope
 from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.verification import (
+    verification_commands as run_after_every_change,
+)
 from finesse.authoring.prompt_check.vocabulary import (
     CURRENT_STATE,
-    EVERY_CHANGE,
-    EVERY_CHANGE_LABEL,
     GIVE_UP,
     GUARDRAIL,
     HONESTY_TALK,
@@ -36,7 +36,6 @@ from finesse.authoring.prompt_check.vocabulary import (
     REPEATED,
     STOP,
     TROUBLE,
-    VERIFY_COMMAND,
     number_value,
     without_emphasis,
 )
@@ -82,7 +81,7 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
             return _fail(line, f"replace '{word}' with a command and its expected result, "
                                "e.g. '`ruff check .` exits 0'")
     for phase in prompt.phases.found:
-        if phase_verified(phase):
+        if phase_verified(phase, prompt.command_names):
             continue
         for text, line in phase_statements(phase):
             word = vague_word(text, prompt.command_names)
@@ -156,26 +155,9 @@ def ordered_phases(prompt: Prompt) -> Verdict:
 
 
 def verification_commands(prompt: Prompt) -> Verdict:
-    """Verification baked in: a rule naming the command(s) to run after every change ("After
-    each change, run npm test and npm run lint"), in a sentence or in the list under an
-    "After every change" label."""
-    doc = prompt.doc
-    # "Run the phase's Verify command after every change" names commands given elsewhere.
-    verified = any(phase_verified(phase) for phase in prompt.phases.found)
-
-    def names(text: str) -> bool:
-        return names_command(text) or (verified and VERIFY_COMMAND.search(text) is not None)
-
-    for index, block in doc.prose():
-        if block.kind == "heading" and EVERY_CHANGE_LABEL.search(block.title):
-            if any(names(item.text) for item in doc.section(index)):
-                return _ok(block.first)
-            continue
-        for sentence in block.sentences():
-            if (EVERY_CHANGE.search(sentence.text) or EVERY_CHANGE_LABEL.search(
-                    sentence.text)) and names(sentence.text):
-                return _ok(sentence.line_at())
-    return _fail(None, "add 'Run `<test command>` after every change.'")
+    """What to run after every change: `finesse.authoring.prompt_check.verification`."""
+    passed, line, fix = run_after_every_change(prompt)
+    return _ok(line) if passed else _fail(line, fix)
 
 
 def guardrails(prompt: Prompt) -> Verdict:

@@ -58,11 +58,19 @@ def command_texts(doc: Document) -> Iterator[str]:
     code spans, that run a program."""
     for index, block in enumerate(doc.blocks):
         if block.kind == "code" or _indented(block, doc, index):
-            lines = [line.text.strip().lstrip("$ ") for line in block.lines]
-            yield from (line for line in lines if invocation(line))
+            yield from block_commands(doc, index)
         else:
             yield from (span.strip("`") for span in CODE_SPAN.findall(block.text)
                         if invocation(span.strip("`")))
+
+
+def block_commands(doc: Document, index: int) -> list[str]:
+    """The commands a code block (fenced, or indented four spaces) at `index` gives."""
+    block = doc.blocks[index]
+    if block.kind != "code" and not _indented(block, doc, index):
+        return []
+    lines = [line.text.strip().lstrip("$ ") for line in block.lines]
+    return [line for line in lines if invocation(line)]
 
 
 def programs(doc: Document) -> frozenset[str]:

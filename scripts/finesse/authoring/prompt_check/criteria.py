@@ -16,12 +16,10 @@ from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     COMMAND_ARROW,
     NEGATED_EMIT,
-    RUN_SPAN,
     SUBAGENT_NOTE,
     THEN,
     VERIFY,
     looks_like_command,
-    mentions_command,
 )
 
 _DONE_LABEL = re.compile(
@@ -75,13 +73,17 @@ def _condition(tag: PromiseTag) -> str:
     return inline_criteria(tag)
 
 
-def phase_verified(phase: Phase) -> bool:
+def phase_verified(phase: Phase, names: frozenset[str] = frozenset()) -> bool:
     """Whether a command checks the phase: a Verify line (or "check:", "→ `cmd`") naming
-    one, a command and an arrow to what it shows ("`bats test/` → all ok"), or a sentence
-    giving a command's result ("`cargo test x` passes")."""
+    one, or one of the prompt's command `names` ("Verify: asan build+test", the name of a
+    command in a table), a command and an arrow to what it shows ("`bats test/` → all ok"),
+    or a sentence giving a command's result ("`cargo test x` passes")."""
     for text, _ in _phase_sentences(phase):
         label = VERIFY.search(text)
-        if label and looks_like_command(text[label.end():]):
+        rest = text[label.end():] if label else ""
+        named = rest.strip(" *_:").lower()
+        if label and (looks_like_command(rest) or any(
+                re.match(rf"{re.escape(name)}(?![\w-])", named) for name in names)):
             return True
         if any(looks_like_command(span) for span in COMMAND_ARROW.findall(text)):
             return True
@@ -107,11 +109,3 @@ def phase_statements(phase: Phase) -> list[tuple[str, Line]]:
         if text.strip() and not SUBAGENT_NOTE.search(text):
             statements.append((text, line))
     return statements
-
-
-def names_command(text: str) -> bool:
-    """Whether `text` names a command: a code span that reads as one, one run by name
-    ("Run `./check` ..."), or a known program in the prose."""
-    spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
-    return any(looks_like_command(span) for span in spans) or bool(
-        RUN_SPAN.search(text) or mentions_command(CODE_SPAN.sub(" ", text)))

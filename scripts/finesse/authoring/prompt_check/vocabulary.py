@@ -137,20 +137,6 @@ VERIFY = re.compile(
     r"(?::|with\b|by\b|using\b)|\bdone\s+when\b|(?:→|->)\s*(?=`)",
     _I,
 )
-EVERY_CHANGE = re.compile(
-    r"\b(?:after|following|with)\s+(?:every|each|any)\s+(?:single\s+)?(?:[\w-]+\s+)?"
-    r"(?:change|edit|modification|commit|save|fix)",
-    _I,
-)
-VERIFY_COMMAND = re.compile(
-    r"\b(?:verif(?:y|ication)|check)\s+(?:commands?|lines?)\b", _I)
-RUN_SPAN = re.compile(r"\b(?:run|re-?run|execute)\s+`[^`]+`", _I)
-RUN = re.compile(r"\b(?:run|re-?run|execute|check|verify)\b|`", _I)
-# "Every change" as a label over the commands to run ("**After every change**", "Every
-# change:", "Check after each change").
-EVERY_CHANGE_LABEL = re.compile(
-    r"\b(?:every|each|any)\s+(?:single\s+)?(?:change|edit|modification|commit|save|fix)", _I)
-
 # 6 guardrails: a sentence that opens with a prohibition, after any list marker or label.
 GUARDRAIL = re.compile(
     r"^(?:[-*+>]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?[\s*_]*(?:[A-Za-z][\w' -]{0,25}:\s*[*_]*\s*)?"

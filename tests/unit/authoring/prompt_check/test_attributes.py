@@ -333,6 +333,8 @@ def test_the_run_after_every_change_rule_bakes_verification_in() -> None:
 def test_an_after_change_rule_must_name_the_command() -> None:
     text = edit("Run `pytest -q` after every change.", "Run the tests after every change.")
     assert failing(text) == ["verification-commands"]
+    vague = edit("Run `pytest -q` after every change.", "Check it works after every change.")
+    assert failing(vague) == ["verification-commands"]
     named_elsewhere = edit("Run `pytest -q` after every change.",
                            "Run the Verify command of the current phase after every change.")
     assert failing(named_elsewhere) == []
@@ -346,6 +348,46 @@ def test_an_after_change_rule_must_name_the_command() -> None:
 ])
 def test_ways_of_writing_the_after_change_rule(rule: str) -> None:
     assert failing(edit("Run `pytest -q` after every change.", rule)) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "`pytest -q` after each module you touch.",
+    "Run `pytest -q` after each batch of edits.",
+    "`Rscript -e 'devtools::test()'` after each change.",
+    "After each edit: the Verify command for the phase you're on.",
+    "After every change, run the command for the phase you're in.",
+    "After every edit: both commands above.",
+])
+def test_more_ways_of_writing_the_after_change_rule(rule: str) -> None:
+    assert failing(edit("Run `pytest -q` after every change.", rule)) == []
+
+
+def test_a_program_named_in_prose_is_the_command_given_elsewhere() -> None:
+    text = edit("`pytest -q`.", "`latexmk -pdf main.tex`.").replace(
+        "Run `pytest -q` after every change.", "Rebuild with latexmk after every change.")
+    assert failing(text) == []
+    assert failing(edit("`latexmk -pdf main.tex`", "`make pdf`", text)) == [
+        "verification-commands"]
+
+
+def test_a_rule_under_a_heading_that_gives_the_commands_refers_to_them() -> None:
+    checks = "## Checks\n\n    pytest -q\n    ruff check .\n\nRun the first one after every change."
+    assert failing(edit("Run `pytest -q` after every change.", checks)) == []
+    prose = "## Checks\n\nRun the first one after every change."
+    assert failing(edit("Run `pytest -q` after every change.", prose)) == [
+        "verification-commands"]
+
+
+def test_a_verify_line_may_name_a_command_from_the_prompts_table() -> None:
+    table = ("| Name | Command |\n|---|---|\n| parse tests | `pytest -q -k parse` |\n"
+             "| all tests | `pytest -q` |\n\n")
+    text = edit("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
+                "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`",
+                table + "Phase 1: parse the flag. Verify: parse tests.\n"
+                "Phase 2: print debug lines when it is set. Verify: all tests.").replace(
+        "Run `pytest -q` after every change.",
+        "After every change, run the command for the phase you're in.")
+    assert failing(text) == []
 
 
 def test_no_run_after_every_change_fails() -> None:
