@@ -26,6 +26,7 @@ from finesse.authoring.prompt_check.verification import (
     verification_commands as run_after_every_change,
 )
 from finesse.authoring.prompt_check.vocabulary import (
+    ALTERNATIVE,
     CURRENT_STATE,
     GIVE_UP,
     GUARDRAIL,
@@ -36,6 +37,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     REPEATED,
     STOP,
     TROUBLE,
+    WHEN_STUCK,
     number_value,
     without_emphasis,
 )
@@ -127,10 +129,13 @@ def completion_signal(prompt: Prompt) -> Verdict:
 
 
 def failure_instructions(prompt: Prompt) -> Verdict:
-    """What to do when stuck: change approach when the same error comes back, and give up
-    (output <promise>BLOCKED</promise>, or write the blocker down and stop) when blocked."""
+    """What to do when stuck: change approach when the same error comes back (or "if you get
+    stuck, step back and try a different approach"), and give up (output
+    <promise>BLOCKED</promise>, or write the blocker down and stop) when blocked."""
     doc = prompt.doc
-    repeated = _first_sentence_line(doc, REPEATED, also=TROUBLE)
+    repeated = _first_sentence_line(doc, REPEATED, also=TROUBLE) or next(
+        (sentence.line_at() for sentence in doc.sentences() if ALTERNATIVE.search(sentence.text)
+         and TROUBLE.search(sentence.text) and WHEN_STUCK.search(sentence.text)), None)
     blocked = next((tag.line for tag in prompt.tags if tag.blocked), None)
     gives_up = blocked or _first_sentence_line(doc, GIVE_UP, also=STOP)
     if repeated and gives_up:

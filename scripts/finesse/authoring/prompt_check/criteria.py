@@ -7,7 +7,7 @@ import re
 
 from finesse.authoring.prompt_check.document import Line
 from finesse.authoring.prompt_check.done import NEGATED_CLAIM
-from finesse.authoring.prompt_check.phases import Phase
+from finesse.authoring.prompt_check.phase_model import Phase
 from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
 from finesse.authoring.prompt_check.quality import vague_word as vague_word  # spec_fields
 from finesse.authoring.prompt_check.structure import PromiseTag, Prompt, inline_criteria

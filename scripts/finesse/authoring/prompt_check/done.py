@@ -33,7 +33,7 @@ from finesse.authoring.prompt_check.vocabulary import (
 
 _I = re.IGNORECASE
 _APOSTROPHE = r"['\u2019]"
-_ALL = r"\b(?:all|every|each|both|100\s*%|fully|completely)\b"
+_ALL = r"\b(?:all|every(?:thing)?|each|both|100\s*%|fully|completely)\b"
 # Something still failing: "if any test fails", "while any grep prints something", "with
 # anything red", "if even one row doesn't", "any warning left".
 _FAILING = (rf"(?:\b(?:fail\w*|red|not\s+(?:met|pass\w*|true|green)|unmet|false|broken|left|"
@@ -51,7 +51,7 @@ PASSIVE_NEGATED_EMIT = re.compile(
     r"\b(?:must|should|may)\s+(?:not|never)\s+be\s+(?:output|printed|emitted|said|sent)\b", _I
 )
 ONLY_EMIT = re.compile(
-    r"\bonly\s+(?:[\w-]+\s+){0,2}?(?:output|print|emit|say|write)\b|"
+    rf"\bonly\s+(?:[\w-]+\s+){{0,2}}?{EMIT_WORDS}\b|"
     rf"\b{EMIT_WORDS}\s+(?:[\w<>/-]+\s+){{0,4}}?only\s+(?:when|if|once|after)\b|"
     r"\b(?:done|complete|finished)\b[^.]{0,20}?\bonly\s+(?:when|if|once|after)\b", _I)
 NEGATED_CLAIM = re.compile(
@@ -74,7 +74,6 @@ FOLLOW_UP = re.compile(
     r"not\s+(?:true|so|the\s+case|met)\b|"
     rf"\b{NEGATION_WORDS}\s+(?:[\w-]+\s+){{0,3}}?{EMIT_WORDS}\b[^.]{{0,40}}?\b(?:early|"
     r"prematurely|too\s+soon|before\s+then)\b", _I)
-_FOLLOW_UPS = 3  # how many sentences after the signal may hold it back
 # Permission to finish when not everything holds.
 LENIENT = re.compile(
     rf"\b{EMIT_WORDS}\s+(?:[\w<>/-]+\s+){{0,4}}?anyway\b|\bgo\s+ahead\s+and\s+{EMIT_WORDS}\b|"
@@ -121,7 +120,7 @@ def zero_ambiguity(prompt: Prompt) -> tuple[bool, Line | None, str]:
 
 
 def _followed_sentences(prompt: Prompt, sentences: list[Sentence]) -> set[int]:
-    """The positions of the few sentences after a signal that waits for every criterion
+    """The positions of the sentences after a signal that waits for every criterion
     ("Output X when all 3 checks pass."), up to the next heading."""
     universal = {id(tag.sentence) for tag in prompt.signals
                  if tag.sentence is not None and re.search(_ALL, tag.sentence.text, _I)}
@@ -129,7 +128,7 @@ def _followed_sentences(prompt: Prompt, sentences: list[Sentence]) -> set[int]:
     for position, sentence in enumerate(sentences):
         if id(sentence) not in universal:
             continue
-        for later in range(position + 1, min(position + 1 + _FOLLOW_UPS, len(sentences))):
+        for later in range(position + 1, len(sentences)):
             if sentences[later].block.kind == "heading":
                 break
             followed.add(later)

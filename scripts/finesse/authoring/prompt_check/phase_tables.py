@@ -10,9 +10,9 @@ under a "Verify"/"Command"/"Check" header reads as the phase's Verify line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.document import Document
+from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.tables import Table, tables
 from finesse.authoring.prompt_check.vocabulary import (
     CRITERIA_TITLE,
@@ -28,15 +28,9 @@ _ROW_NUMBER = re.compile(
 _VERIFY_HEADER = re.compile(r"\b(?:verif\w*|commands?|checks?|how\s+to\s+check)\b", _I)
 
 
-@dataclass(frozen=True)
-class TablePhase:
-    number: int
-    line: Line
-    told: str  # its cells, the Verify column as "Verify: ..."
-
-
-def table_phases(doc: Document) -> list[TablePhase]:
-    """The rows of the first table that holds phases, or []."""
+def table_phases(doc: Document) -> Phases:
+    """The rows of the first table that holds phases, each told as its cells (the Verify
+    column as "Verify: ..."), or none."""
     for table in tables(doc):
         if not _about_phases(table, doc):
             continue
@@ -44,10 +38,10 @@ def table_phases(doc: Document) -> list[TablePhase]:
         if len(expected) < 2 or [_row_number(row) for _, row in table.rows] != expected:
             continue
         verify = table.column(_VERIFY_HEADER)
-        return [TablePhase(number, line, "; ".join(
+        return Phases(tuple(Phase(number, line, (line,), "; ".join(
                     f"Verify: {cell}" if at == verify else cell for at, cell in enumerate(row)))
-                for number, (line, row) in zip(expected, table.rows, strict=True)]
-    return []
+                for number, (line, row) in zip(expected, table.rows, strict=True)))
+    return Phases(())
 
 
 def _about_phases(table: Table, doc: Document) -> bool:

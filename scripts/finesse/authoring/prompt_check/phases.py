@@ -5,53 +5,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.document import LABEL_LEVEL, Block, Document, Line
+from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.phase_tables import table_phases
+from finesse.authoring.prompt_check.sequence import told_phases
 from finesse.authoring.prompt_check.vocabulary import (
     COMMAND_ARROW,
     CRITERIA_TITLE,
-    INLINE_PHASE_MARKER,
     LETTERED_MARKER,
+    NOT_WORK,
     PHASE_LIST_TITLE,
     PHASE_MARKER,
     PHASE_WORDS,
-    SEQUENCE_NEXT,
-    SEQUENCE_START,
     UNORDERED,
     VERIFY,
     number_value,
 )
 
-# Headings over a list that is not the work: rules, scope, notes...
-_NOT_WORK = re.compile(
-    r"\b(?:rules?|guardrails?|constraints?|don['\u2019]?ts|do\s+not|never|scope|files|"
-    r"boundar\w*|bounds|notes?|context|background|stuck|blocked|wrong|limits?|git|commits?)\b",
-    re.IGNORECASE)
-
-
 _NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
-
-
-@dataclass(frozen=True)
-class Phase:
-    number: int
-    line: Line
-    region: tuple[Line, ...]  # its lines, up to the next phase or the next heading above it
-    told: str = ""  # a phase told in a paragraph: its own sentences
-
-    @property
-    def content(self) -> str:
-        """What the phase says: its sentences, or its lines joined."""
-        return self.told or " ".join(line.text.strip() for line in self.region)
-
-
-@dataclass(frozen=True)
-class Phases:
-    found: tuple[Phase, ...]
-    problem: Line | None = None  # where the numbering goes wrong
-    problem_fix: str = ""
 
 
 def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
@@ -70,47 +42,13 @@ def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     if listed.found or listed.problem:
         return listed
     tabled = table_phases(doc)
-    if tabled:
-        return Phases(tuple(Phase(row.number, row.line, (row.line,), row.told)
-                            for row in tabled))
+    if tabled.found:
+        return tabled
     bare = _bare_numbered_phases(doc, criteria)
     if bare.found:
         return bare
-    prose = _prose_phases(doc)
+    prose = told_phases(doc)
     return prose if len(prose.found) >= 2 else marked
-
-
-def _prose_phases(doc: Document) -> Phases:
-    """Phases told in a paragraph: sentences opening with an ordinal or a sequence word,
-    the first one "First"/"Start by"/"Phase 1", at least one more after it. The opening
-    paragraph (the cold start) is not searched: "First check the state" is no phase."""
-    opening = {line.number for line in doc.opening()}
-    for _, block in doc.prose():
-        if block.kind != "paragraph" or block.first.number in opening:
-            continue
-        if UNORDERED.search(block.text):
-            continue
-        told: list[list[str]] = []
-        starts: list[Line] = []
-        for sentence in block.sentences():
-            text = sentence.text.strip()
-            numbered = INLINE_PHASE_MARKER.match(text)
-            if numbered and number_value(numbered.group(1)) != len(starts) + 1:
-                numbered = None
-            opens = SEQUENCE_START.match(text) if not starts else SEQUENCE_NEXT.match(text)
-            if numbered or opens:
-                starts.append(sentence.line_at())
-                told.append([])
-            if told:
-                told[-1].append(text)
-        if len(starts) >= 2:
-            ends = [line.number for line in starts[1:]] + [block.lines[-1].number + 1]
-            return Phases(tuple(
-                Phase(number, line, doc.lines[line.number - 1 : max(end, line.number + 1) - 1],
-                      " ".join(sentences))
-                for number, (line, end, sentences) in enumerate(
-                    zip(starts, ends, told, strict=True), 1)))
-    return Phases(())
 
 
 def _lettered_marker(doc: Document) -> re.Pattern[str]:
@@ -250,7 +188,7 @@ def _bare_numbered_phases(doc: Document, criteria_list: Sequence[Block]) -> Phas
             continue
         titles = [heading.title for heading in doc.headings_over(index)]
         before = doc.blocks[index - 1].text if index else ""
-        if any(_NOT_WORK.search(title) or UNORDERED.search(title) or (
+        if any(NOT_WORK.search(title) or UNORDERED.search(title) or (
                 CRITERIA_TITLE.search(title) and not PHASE_WORDS.search(title))
                for title in titles) or UNORDERED.search(before):
             continue

@@ -69,7 +69,8 @@ DONE_WHEN = re.compile(
 NAMES_THE_WORK = re.compile(
     r"\b(?:phases?|steps?|stages?|milestones?|parts?|checks?|criteria|criterion|items?|"
     r"requirements?|tasks?|verifications?|verif(?:y|ies)|gates?|commands?|tests?|"
-    r"conditions?|boxes|rows?|tables?)\b", _I)
+    r"conditions?|boxes|rows?|tables?|deliverables?|goals?|definition\s+of\s+done)\b|"
+    r"\b(?:everything|all(?:\s+of)?\s+(?:the\s+)?)\s*(?:above|below|listed)\b", _I)
 
 
 def vague_word(text: str, names: frozenset[str] = frozenset()) -> str | None:

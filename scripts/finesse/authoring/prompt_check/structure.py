@@ -13,7 +13,7 @@ from functools import cached_property
 from finesse.authoring.prompt_check import commands
 from finesse.authoring.prompt_check import phases as phase_finder
 from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence
-from finesse.authoring.prompt_check.phases import Phases
+from finesse.authoring.prompt_check.phase_model import Phases
 from finesse.authoring.prompt_check.vocabulary import (
     CONDITION,
     CRITERIA_INTRO,

@@ -11,7 +11,7 @@ The rule names the command, or points at commands the prompt gives elsewhere:
 - from the section that gives them: under "## Checks" and its code block, "Run the first
   two after every template change".
 The change may be any unit of editing: "after each module you touch", "after each batch of
-edits", "after every template change".
+edits", "after every template change", "whenever you change code".
 """
 
 from __future__ import annotations
@@ -30,11 +30,16 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 
 _I = re.IGNORECASE
+_EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
 EVERY_CHANGE = re.compile(
     r"\b(?:after|following|with)\s+(?:every|each|any)\s+(?:single\s+)?(?:[\w-]+\s+){0,2}?"
     r"(?:change|edit|modification|commit|save|fix)|"
     r"\b(?:after|following)\s+(?:every|each|any)\s+(?:[\w-]+\s+){1,2}?you(?:['\u2019]ve|"
-    r"\s+have)?\s+(?:touch|chang|edit|modif|writ|updat)\w*",
+    rf"\s+have)?\s+{_EDITING}|"
+    # "Whenever you change code", "Every time you edit a file", "after changing any file".
+    rf"\b(?:whenever|every\s+time|each\s+time|any\s+time)\s+you\s+{_EDITING}|"
+    r"\bafter\s+(?:changing|editing|modifying|touching)\s+(?:any|a|the|some)?\s*"
+    r"(?:code|files?|sources?|anything)\b",
     _I,
 )
 # "Every change" as a label over the commands to run ("**After every change**", "Every

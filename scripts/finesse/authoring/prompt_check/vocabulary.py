@@ -86,6 +86,14 @@ TROUBLE = re.compile(
     _I,
 )
 
+# Changing course when stuck, with or without a count: "If you get stuck, step back and try
+# a different approach".
+ALTERNATIVE = re.compile(
+    r"\b(?:different|alternative|another|other|new)\s+(?:[\w-]+\s+)?(?:approach|strategy|"
+    r"route|fix|way|angle|tack|method|solution|hypothesis)\b|\bstep\s+back\b|"
+    r"\bchange\s+(?:your\s+)?(?:approach|strategy|tack|course)\b|\brethink\b", _I)
+WHEN_STUCK = re.compile(r"\b(?:if|when|whenever|once)\b", _I)
+
 # Giving up: stop (or hand over) when blocked, rather than loop forever.
 GIVE_UP = re.compile(
     r"\b(?:blocked|blockers?|stuck|(?:no|zero|without|make|making)\s+progress|"
@@ -123,6 +131,16 @@ UNORDERED = re.compile(
     r"\b(?:no\s+particular\s+order|(?:in\s+)?(?:any|whatever|whichever)\s+order|"
     r"order\s+(?:does\s+not|doesn\W?t)\s+matter|pick\s+whichever)\b", _I)
 PHASE_WORDS = re.compile(r"\b(?:phases?|steps?|stages?|milestones?)\b", _I)
+# A heading saying its list is in order: "Requirements (in order)", "Order of work".
+IN_ORDER = re.compile(
+    r"\bin\s+(?:this\s+|that\s+|the\s+following\s+|strict\s+|the\s+given\s+)?order\b|"
+    r"\border\s+of\s+(?:work|operations|business)\b|\bin\s+sequence\b|\bsequentially\b|"
+    r"\bone\s+after\s+(?:the\s+)?(?:other|another)\b", _I)
+# Headings over a list that is not the work: rules, scope, notes...
+NOT_WORK = re.compile(
+    r"\b(?:rules?|guardrails?|constraints?|don['\u2019]?ts|do\s+not|never|scope|files|"
+    r"boundar\w*|bounds|notes?|context|background|stuck|blocked|wrong|limits?|git|commits?)\b",
+    _I)
 PHASE_LIST_TITLE = re.compile(
     r"\b(?:phases?|steps?|stages?|plan|requirements?|tasks?|milestones?|order|roadmap|"
     r"todo|to-do|work\s+items?)\b",
@@ -173,9 +191,11 @@ LIMITS = (
     re.compile(
         rf"\bmax(?:imum)?[\s_-]*(?:number\s+of\s+)?iterations?\s*(?:[:=]|is|of)?\s*{_NUMBER}", _I
     ),
-    re.compile(
-        rf"\biterations?\s*(?:limit|cap|budget|max(?:imum)?)\s*(?:[:=]|is|of)?\s*{_NUMBER}", _I
-    ),
+    re.compile(rf"\b(?:iterations?|loop)\s*(?:limit|cap|budget|max(?:imum)?)\s*(?:[:=]|is|of)?"
+               rf"\s*{_NUMBER}", _I),
+    re.compile(rf"\byou\s+(?:have|get)\s+(?:at\s+most\s+|up\s+to\s+)?{_NUMBER}\s+{_TURNS}\b",
+               _I),
+    re.compile(rf"\b(?:reach(?:es|ed)?|hits?|by|past)\s+iteration\s+(?:#\s*)?{_NUMBER}\b", _I),
     re.compile(
         r"\b(?:at\s+most|no\s+more\s+than|up\s+to|max(?:imum)?(?:\s+of)?|limit(?:ed)?"
         r"(?:\s+(?:to|of))?|cap(?:ped)?(?:\s+(?:at|to|of))?|budget(?:\s+of)?|within)"

@@ -121,6 +121,18 @@ def test_ways_of_pointing_the_signal_at_the_checks(signal: str) -> None:
     assert failing(edit(SIGNAL, signal)) == []
 
 
+@pytest.mark.parametrize("condition", [
+    "when everything above passes", "when the definition of done holds",
+])
+def test_a_condition_may_point_at_the_criteria_in_words(condition: str) -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:",
+                "Definition of done:")
+    text = edit("Do not output the promise unless every criterion is met.",
+                f"Output <promise>DONE</promise> {condition}. Do not output the promise "
+                "unless every criterion is met.", text)
+    assert failing(text) == []
+
+
 def test_how_sure_the_agent_is_is_not_a_quality_word() -> None:
     # Finishing on a hunch is attribute 10's concern, not attribute 1's.
     text = edit(SIGNAL, "When you are reasonably confident both phases are complete, output "
@@ -234,6 +246,15 @@ def test_ways_of_saying_the_same_error_again(rule: str) -> None:
     assert failing(edit("fails 3 times", rule)) == []
 
 
+def test_changing_course_when_stuck_without_a_count_counts() -> None:
+    text = edit("If the same test fails 3 times, write what you tried in `NOTES.md` and "
+                "change approach.", "If you get stuck, step back and try a different approach.")
+    assert failing(text) == []
+    no_course = edit("If you get stuck, step back and try a different approach.",
+                     "If you get stuck, explain the problem.", text)
+    assert failing(no_course) == ["failure-instructions"]
+
+
 @pytest.mark.parametrize("give_up", [
     "After 3 iterations with zero progress, write it up in `NOTES.md` and stop.",
     "Nothing moving after 3 iterations: write the blocker down and stop.",
@@ -308,6 +329,24 @@ def test_numbered_things_that_are_not_phases(not_phases: str) -> None:
     assert "ordered-phases" in failing(edit(PHASES, not_phases))
 
 
+@pytest.mark.parametrize("phases", [
+    "Build the parser, then the printer, then the CLI.\n",
+    "- First, parse the flag.\n- Then print debug lines.\n- Finally, document it.\n",
+    "## Requirements (in order)\n- parse the flag\n- print debug lines\n\n## Rules\n",
+])
+def test_ways_of_telling_the_order_in_words(phases: str) -> None:
+    assert failing(edit(PHASES, phases)) == []
+
+
+@pytest.mark.parametrize("not_phases", [
+    "If stuck, read the error, then rerun the test, then try again.\n",
+    "## Requirements\n- parse the flag\n- print debug lines\n\n## Rules\n",
+    "## Requirements (in no particular order)\n- parse the flag\n- print debug lines\n",
+])
+def test_words_that_do_not_order_the_work(not_phases: str) -> None:
+    assert "ordered-phases" in failing(edit(PHASES, not_phases))
+
+
 def test_a_bare_numbered_list_is_the_plan_when_the_prompt_speaks_of_its_steps() -> None:
     text = edit(PHASES, "1. parse the flag\n2. print debug lines\n").replace(
         "`pytest -q`.", "`pytest -q`; resume at the first step not done.", 1)
@@ -357,6 +396,8 @@ def test_ways_of_writing_the_after_change_rule(rule: str) -> None:
     "After each edit: the Verify command for the phase you're on.",
     "After every change, run the command for the phase you're in.",
     "After every edit: both commands above.",
+    "Whenever you change code, run `pytest -q`.",
+    "After changing any file, run `pytest -q`.",
 ])
 def test_more_ways_of_writing_the_after_change_rule(rule: str) -> None:
     assert failing(edit("Run `pytest -q` after every change.", rule)) == []
@@ -485,7 +526,8 @@ def test_a_plain_title_line_and_front_matter_come_before_the_cold_start() -> Non
     "Max iterations: 25", "max-iterations: 1", "--max-iterations 12", "Iteration cap: 8",
     "Stop after at most twelve iterations.", "Limit: 15 iterations maximum.",
     "Stop after 12 loops.", "Max 12 loops.", "A cap of 12 iterations.",
-    "12 iterations in total.",
+    "12 iterations in total.", "Loop budget: 15", "You have 12 iterations.",
+    "If you reach iteration 20, stop.",
 ])
 def test_conservative_limits_pass(limit: str) -> None:
     assert failing(edit("Max iterations: 10", limit)) == []
@@ -493,7 +535,7 @@ def test_conservative_limits_pass(limit: str) -> None:
 
 @pytest.mark.parametrize(("limit", "value"), [
     ("Max iterations: 26", 26), ("--max-iterations 50", 50), ("Iteration budget: 40", 40),
-    ("max iterations: 0", 0),
+    ("max iterations: 0", 0), ("You have 30 iterations.", 30),
 ])
 def test_a_limit_over_25_or_zero_fails_on_its_line(limit: str, value: int) -> None:
     assert result(edit("Max iterations: 10", limit), "iteration-limit") == AttributeResult(
@@ -528,6 +570,8 @@ def test_no_rule_against_an_early_promise_fails() -> None:
     "If even one check doesn't pass, you're not done.",
     "If anything is red, keep working.",
     "Any failing check left = not done.",
+    "Do not output the promise until everything passes.",
+    "Only claim completion when all checks pass.",
 ])
 def test_ways_of_withholding_the_promise(rule: str) -> None:
     text = edit("Do not output the promise unless every criterion is met.", rule)
