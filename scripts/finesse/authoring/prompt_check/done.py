@@ -67,7 +67,8 @@ EMIT_PRONOUN = re.compile(rf"\b{EMIT_WORDS}\s+(?:it|that|this)\b", _I)
 DONE_WORDS = r"<promise>|\bpromise\b|\bcompletion\b|\bcomplete\b|\bdone\b|\bfinished\b"
 # Right after a signal that waits for every criterion: "Not before.", "Only if true.".
 FOLLOW_UP = re.compile(
-    r"^[*_\"'(\u201c]*(?:not\s+(?:before|earlier|sooner|until\s+then)\b|only\s+(?:if|when|"
+    r"^[*_\"'(\u201c]*(?:not\s+(?:(?:a|one)\s+(?:moment|second|minute|iteration)\s+)?"
+    r"(?:before|earlier|sooner|until\s+then)\b|only\s+(?:if|when|"
     r"once|then)\b|no\s+partial\s+credit\b|no\s+exceptions\b|not\s+[\"'\u201c]?(?:mostly|"
     r"almost|nearly|approximately|partially)\b)|"
     r"\bif\s+(?:that|this|it|any\s+of\s+(?:that|this|it|them))(?:['\u2019]s|\s+is|\s+are)?\s+"

@@ -39,10 +39,16 @@ CONDITION = re.compile(
     r"\b(?:when|whenever|once|after|if|as\s+soon\s+as|upon|then)\b|→|=>|->", _I)
 
 # Commands, and results that only a command can produce.
+# "make" and "find" are English words too: "make sure it works" and "find out" name none.
+_NOT_A_MAKE = (r"(?!\s+(?:sure|certain|it|them|this|that|these|those|the|a|an|your|you|any|no|"
+               r"every|all|one|changes?|progress|edits?|targeted|small|minimal|sense|use)\b)")
+_NOT_A_FIND = r"(?!\s+(?:out|the|a|an|what|where|which|why|how|it|them|any|all)\b)"
 _COMMAND_WORDS = (
     r"pytest|tox|nox|ruff|mypy|flake8|black|python3?|pip|uv|npm|npx|yarn|pnpm|node|jest|tsc|"
-    r"eslint|cargo|go\s+(?:test|vet|build|run)|make|gradle|gradlew|mvn|dotnet|bundle|rake|rspec|"
-    r"rubocop|curl|wget|grep|rg|git|diff|wc|test\s+-[a-z]|ls|find|bash|sh|docker|kubectl|"
+    rf"eslint|cargo|go\s+(?:test|vet|build|run)|make{_NOT_A_MAKE}|gradle|gradlew|mvn|dotnet|"
+    r"bundle|rake|rspec|"
+    rf"rubocop|curl|wget|grep|rg|git|diff|wc|test\s+-[a-z]|ls|find{_NOT_A_FIND}|bash|sh|docker|"
+    r"kubectl|"
     r"terraform|buf|swift|xcodebuild|php|composer|phpunit|shellcheck|bats|vitest|mkdocs|"
     r"molecule|ansible-lint|dbt|sqlfluff|bin/rails|rails|valgrind|staticcheck|golangci-lint"
 )

@@ -374,6 +374,9 @@ def test_an_after_change_rule_must_name_the_command() -> None:
     assert failing(text) == ["verification-commands"]
     vague = edit("Run `pytest -q` after every change.", "Check it works after every change.")
     assert failing(vague) == ["verification-commands"]
+    make_sure = edit("Run `pytest -q` after every change.",
+                     "After every change, make sure nothing broke; find out why if it did.")
+    assert failing(make_sure) == ["verification-commands"]
     named_elsewhere = edit("Run `pytest -q` after every change.",
                            "Run the Verify command of the current phase after every change.")
     assert failing(named_elsewhere) == []
@@ -491,6 +494,18 @@ def test_leaving_everything_else_alone_is_out_of_scope() -> None:
     assert failing(text) == []
 
 
+def test_paths_only_then_never_paths() -> None:
+    text = edit("In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.",
+                "Scope: `cli/main.py`, `tests/test_cli.py` only; never `vendor/`.")
+    assert failing(text) == []
+    only = edit("Scope: `cli/main.py`, `tests/test_cli.py` only; never `vendor/`.",
+                "Scope: `cli/main.py`, `tests/test_cli.py` only.", text)
+    assert failing(only) == []
+    named = edit("Scope: `cli/main.py`, `tests/test_cli.py` only; never `vendor/`.",
+                 "Scope: `cli/main.py`, `tests/test_cli.py`.", text)
+    assert failing(named) == ["scoped-context"]
+
+
 def test_paths_under_an_out_of_scope_heading_are_out_of_scope() -> None:
     text = edit("Out of scope: `vendor/`.", "\n\n## Do not touch\n- vendor/\n- migrations/")
     assert failing(text) == []
@@ -581,6 +596,7 @@ def test_ways_of_withholding_the_promise(rule: str) -> None:
 @pytest.mark.parametrize("rule", [
     "Not before.", "Only if true.", "If that's not true, don't print it.",
     "Not before; no partial credit.", "Don't output the promise early.",
+    "Not a moment before.",
 ])
 def test_a_short_rule_right_after_a_signal_that_waits_for_everything(rule: str) -> None:
     signal = ("Output <promise>DONE</promise> when `pytest -q` and `ruff check .` both exit 0."
