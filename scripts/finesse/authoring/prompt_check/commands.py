@@ -37,6 +37,12 @@ _INDENTED = re.compile(r"^(?: {4}|\t)")
 _NAMED_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])?\s*[*_]*(?P<name>[\w][\w +/.-]{0,30}?)"
                          r"[*_]*\s*:[*_]*\s*(?=`)")
 _MAX_NAME_WORDS = 4
+# Labels that say what follows, not which command it is: "- Verify: `...`", "Only: `...`".
+_LABEL_WORDS = frozenset({
+    "verify", "verification", "check", "checks", "command", "commands", "run", "done", "scope",
+    "in scope", "out of scope", "only", "rules", "goal", "task", "notes", "files", "order",
+    "steps", "then", "and", "or", "e.g", "example",
+})
 
 
 def invocation(text: str) -> bool:
@@ -106,9 +112,18 @@ def command_names(doc: Document) -> frozenset[str]:
               and (doc.blocks[index + 1].kind == "code"
                    or _indented(doc.blocks[index + 1], doc, index + 1))):
             names.add(re.split(r"[(:]", block.text, maxsplit=1)[0])
-    return frozenset(name.strip(" *_").lower() for name in names
-                     if name.strip(" *_") and not name.strip().isdigit()
+    cleaned = {name.strip(" *_`").lower() for name in names}
+    return frozenset(name for name in cleaned
+                     if name and not name.isdigit() and name not in _LABEL_WORDS
                      and len(name.split()) <= _MAX_NAME_WORDS)
+
+
+def names_in(text: str, names: frozenset[str]) -> bool:
+    """Whether `text` refers to one of the prompt's command names ("Run **test** and
+    **lint** after every change")."""
+    plain = text.replace("*", "").replace("`", "")
+    return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", plain, re.IGNORECASE)
+               for name in names)
 
 
 def _is_command(cell: str) -> bool:

@@ -9,7 +9,7 @@ criterion holds; people write it in several ways:
 - a refusal to call the work done while something fails: "Never call it done with anything
   red", "Don't treat it as finished while any grep prints something", "If even one row
   doesn't, you're not done", "If anything is red, keep working", "Any warning left = not
-  done";
+  done", "Outputting the promise before every check passes is forbidden";
 - right after a signal that waits for every criterion ("Output X when all 3 checks pass."),
   a short rule that holds it back until then: "Not before.", "Only if true.", "If that's
   not true, don't print it.", "No partial credit.", "Don't output the promise early."
@@ -58,6 +58,13 @@ NEGATED_CLAIM = re.compile(
     rf"\b{NEGATION_WORDS}\s+(?:[\w-]+\s+){{0,2}}?(?:call|treat|consider|mark|declare|claim|"
     r"report)\w*\s+(?:it|this|that|the\s+\w+|yourself|the\s+\w+\s+\w+)?\s*(?:as\s+)?"
     r"(?:done|finished|complete|completed)\b", _I)
+# "Outputting the promise before every check passes is forbidden", "Printing it any earlier,
+# or with anything failing, is a lie — don't."
+GERUND_REFUSAL = re.compile(
+    r"\b(?:outputt?|print|emitt|claim|declar|say|writ)ing\b.{0,100}?(?:\b(?:is|would\s+be)\s+"
+    r"(?:a\s+lie|lying|forbidden|not\s+allowed|wrong|a\s+failure)\b|[\u2014-]\s*don['\u2019]?t\b)",
+    _I)
+_EARLY = re.compile(r"\b(?:early|earlier|prematurely|too\s+soon|before)\b", _I)
 NOT_DONE = re.compile(
     rf"(?:\b(?:you{_APOSTROPHE}re|you\s+are|it{_APOSTROPHE}s|it\s+is|(?:that|this)\s+is)|=)\s*not\s+"
     r"(?:yet\s+)?(?:done|finished|complete)\b|"
@@ -113,6 +120,11 @@ def zero_ambiguity(prompt: Prompt) -> tuple[bool, Line | None, str]:
         refused = NEGATED_CLAIM.search(text) or NOT_DONE.search(text)
         if refused and UNTIL_ALL.search(text):
             return True, sentence.line_at(refused.start()), ""
+        gerund = GERUND_REFUSAL.search(text)
+        pointed = gerund and re.match(r"\w+\s+(?:it|that|this)\b", text[gerund.start():])
+        if gerund and (about_promise or (pointed and done.search(before))) and (
+                UNTIL_ALL.search(text) or _EARLY.search(text)):
+            return True, sentence.line_at(gerund.start()), ""
         held = FOLLOW_UP.search(text.strip())
         if held and position in followed:
             return True, sentence.line_at(held.start()), ""

@@ -6,6 +6,8 @@ The rule names the command, or points at commands the prompt gives elsewhere:
 - in a code span or by a known program: "Run `pytest -q` after every change";
 - by the program of a command given elsewhere: "Rebuild with latexmk after every change"
   where `latexmk -pdf main.tex` is given;
+- by the name the prompt gives a command: "Run **test** and **lint** after every change"
+  under a table "| test | `uv run pytest -q` |";
 - as the phase's command: "After each edit: the spec command for the step you're on";
 - as the commands given above or below: "After every edit: both commands above";
 - from the section that gives them: under "## Checks" and its code block, "Run the first
@@ -18,7 +20,12 @@ from __future__ import annotations
 
 import re
 
-from finesse.authoring.prompt_check.commands import block_commands, command_texts, invocation
+from finesse.authoring.prompt_check.commands import (
+    block_commands,
+    command_texts,
+    invocation,
+    names_in,
+)
 from finesse.authoring.prompt_check.criteria import phase_verified
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.structure import Prompt
@@ -69,6 +76,7 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
     def names(text: str) -> bool:
         words = {word.lower() for word in _WORD.findall(CODE_SPAN.sub(" ", text))}
         return (names_command(text) or bool(words & prompt.programs)
+                or names_in(text, prompt.command_names)
                 or (verified and bool(VERIFY_COMMAND.search(text) or (
                     _COMMAND_WORD.search(text) and PHASE_WORDS.search(text))))
                 or (gives_commands and POINTS_AT_COMMANDS.search(text) is not None))

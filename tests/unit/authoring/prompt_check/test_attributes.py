@@ -414,6 +414,16 @@ def test_a_program_named_in_prose_is_the_command_given_elsewhere() -> None:
         "verification-commands"]
 
 
+def test_a_rule_may_name_the_commands_by_the_names_the_prompt_gives_them() -> None:
+    table = ("| Name | Command |\n|---|---|\n| test | `uv run pytest -q` |\n"
+             "| lint | `uv run ruff check .` |\n\n")
+    text = edit("Run `pytest -q` after every change.",
+                table + "Run **test** and **lint** after every change.")
+    assert failing(text) == []
+    assert failing(text.replace("| test |", "| unit |").replace("| lint |", "| style |")) == [
+        "verification-commands"]
+
+
 def test_a_rule_under_a_heading_that_gives_the_commands_refers_to_them() -> None:
     checks = "## Checks\n\n    pytest -q\n    ruff check .\n\nRun the first one after every change."
     assert failing(edit("Run `pytest -q` after every change.", checks)) == []
@@ -587,6 +597,7 @@ def test_no_rule_against_an_early_promise_fails() -> None:
     "Any failing check left = not done.",
     "Do not output the promise until everything passes.",
     "Only claim completion when all checks pass.",
+    "Outputting the promise before every check passes is forbidden.",
 ])
 def test_ways_of_withholding_the_promise(rule: str) -> None:
     text = edit("Do not output the promise unless every criterion is met.", rule)
