@@ -162,10 +162,14 @@ VERIFY = re.compile(
     _I,
 )
 # 6 guardrails: a sentence that opens with a prohibition, after any list marker or label.
+# "No new dependencies.", "Avoid a focus-trap library." prohibit too; "No memory between
+# runs" and "No progress for 3 iterations" do not.
 GUARDRAIL = re.compile(
     r"^(?:[-*+>]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?[\s*_]*(?:[A-Za-z][\w' -]{0,25}:\s*[*_]*\s*)?"
-    rf"(?:you\s+(?:must|should|may)\s+(?:not|never)|do\s+not|don{_APOSTROPHE}?t|never|must\s+not|"
-    r"under\s+no\s+circumstances)\b",
+    rf"(?:(?:you\s+(?:must|should|may)\s+(?:not|never)|do\s+not|don{_APOSTROPHE}?t|never|"
+    r"must\s+not|under\s+no\s+circumstances|avoid)\b|"
+    r"no\s+(?!(?:memory|progress|recollection|need|matter|more|longer|problem|one|iterations?|"
+    r"luck|change\s+(?:needed|required))\b)(?=[\w`]))",
     _I,
 )
 PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
@@ -177,7 +181,8 @@ ITERATING = re.compile(
     r"\biterat\w*|\bloop\w*|\bre-?(?:enter\w*|run|read|orient\w*)\b|\bagain\b|\bno\s+memory\b|"
     r"\bremember\w*|\brecollection\b|\bprevious\s+(?:runs?|iterations?|attempts?|sessions?)\b|"
     r"\bfresh\b|\bfrom\s+scratch\b|\bstarts?\s+cold\b|\bresum\w*|\bcontinu\w*|\bpick(?:ing)?\s+"
-    r"(?:this|it|up)\b|\bcarr(?:y|ies)\s+over\b|\bin[- ]progress\b",
+    r"(?:this|it|up)\b|\bcarr(?:y|ies)\s+over\b|\bin[- ]progress\b|"
+    r"\b(?:each|every)\s+(?:time|run|session|invocation|pass|turn|round)\b",
     _I,
 )
 CURRENT_STATE = re.compile(

@@ -469,15 +469,18 @@ def test_the_promise_rule_alone_is_not_a_guardrail() -> None:
 
 @pytest.mark.parametrize("rule", [
     "Never add dependencies.", "- Don\u2019t add dependencies.", "**Rules.** Don't add any.",
-    "You must not add dependencies.",
+    "You must not add dependencies.", "No new dependencies.", "- Avoid adding dependencies.",
 ])
 def test_ways_of_writing_a_guardrail(rule: str) -> None:
     assert failing(edit("Do not add dependencies.", rule)) == []
 
 
-def test_a_negation_that_is_not_a_rule_is_not_a_guardrail() -> None:
-    assert failing(edit("Do not add dependencies.", "You do not need a database.")) == [
-        "guardrails"]
+@pytest.mark.parametrize("not_a_rule", [
+    "You do not need a database.", "No memory carries over.", "Do nothing fancy.",
+    "Nevertheless, keep going.",
+])
+def test_a_negation_that_is_not_a_rule_is_not_a_guardrail(not_a_rule: str) -> None:
+    assert failing(edit("Do not add dependencies.", not_a_rule)) == ["guardrails"]
 
 
 # 7 scoped-context
@@ -529,6 +532,12 @@ def test_a_task_paragraph_first_fails_and_points_at_the_cold_start() -> None:
         id=8, key="cold-start", passed=False, evidence="line 3: Add a verbose flag to the CLI.",
         fix="move the cold-start paragraph (line 5) to the top, before anything else",
     )
+
+
+def test_each_time_you_start_is_iterating() -> None:
+    text = edit("You are iterating on the `--verbose` flag. You have no memory of earlier "
+                "iterations, so first", "Each time you start on the `--verbose` flag, first")
+    assert failing(text) == []
 
 
 def test_iterating_without_checking_the_state_fails() -> None:
