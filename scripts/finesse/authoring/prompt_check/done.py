@@ -75,7 +75,8 @@ DONE_WORDS = r"<promise>|\bpromise\b|\bcompletion\b|\bcomplete\b|\bdone\b|\bfini
 # Right after a signal that waits for every criterion: "Not before.", "Only if true.".
 FOLLOW_UP = re.compile(
     r"^[*_\"'(\u201c]*(?:not\s+(?:(?:a|one)\s+(?:moment|second|minute|iteration)\s+)?"
-    r"(?:before|earlier|sooner|until\s+then)\b|only\s+(?:if|when|"
+    r"(?:before|earlier|sooner|until\s+then)\b|until\s+(?:then|that\s+(?:point|moment|happens))\b|"
+    r"only\s+(?:if|when|"
     r"once|then)\b|no\s+partial\s+credit\b|no\s+exceptions\b|not\s+[\"'\u201c]?(?:mostly|"
     r"almost|nearly|approximately|partially)\b)|"
     r"\bif\s+(?:that|this|it|any\s+of\s+(?:that|this|it|them))(?:['\u2019]s|\s+is|\s+are)?\s+"

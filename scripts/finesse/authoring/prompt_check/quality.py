@@ -39,8 +39,8 @@ MEASURED_QUALITY = re.compile(
     r"\b(?:lint|\w*cop|\w*lint|tree|build)[- ]clean\b|"
     r"\bclean\s+(?:build|checkout|working\s+tree|tree|install|exit)\b|\bmake\s+clean\b|"
     # "all five checks are clean", "the scans come back clean": the commands' output.
-    r"\b(?:checks?|commands?|linters?|lint|scans?|builds?|gates?)\s+"
-    r"(?:(?:all|both)\s+)?(?:are|is|come\s+back|stay|run|return)\s+clean\b|"
+    r"\b(?:checks?|commands?|linters?|lint|scans?|builds?|gates?)\s+(?:(?:all|both)\s+)?"
+    r"(?:are|is|come\s+back|stay|run|return)\s+(?:(?:all|both)\s+)?clean\b|"
     # "when you're reasonably confident the phases are complete": how sure, not how good
     # (leave to finish on a hunch is attribute 10's concern).
     r"\b(?:reasonabl[ey]|fairly|pretty|quite|sufficiently)\s+(?:confident|sure|certain)\b",
@@ -69,7 +69,8 @@ DONE_WHEN = re.compile(
 NAMES_THE_WORK = re.compile(
     r"\b(?:phases?|steps?|stages?|milestones?|parts?|checks?|criteria|criterion|items?|"
     r"requirements?|tasks?|verifications?|verif(?:y|ies)|gates?|commands?|tests?|"
-    r"conditions?|boxes|rows?|tables?|deliverables?|goals?|definition\s+of\s+done)\b|"
+    r"conditions?|box(?:es)?|rows?|tables?|deliverables?|goals?|acceptance|"
+    r"definition\s+of\s+done)\b|"
     r"\b(?:everything|all(?:\s+of)?\s+(?:the\s+)?)\s*(?:above|below|listed)\b", _I)
 
 
@@ -77,7 +78,9 @@ def vague_word(text: str, names: frozenset[str] = frozenset()) -> str | None:
     """The first word of `text`, outside code, that judges quality without a measure. The
     `names` of the prompt's commands stand for checks: "tidy and format are clean" reads
     "check and check are clean"."""
-    prose = CODE_SPAN.sub(" ", text)
+    # A command in a code span is a check too: "`bats test/` and `shellcheck x` are clean".
+    prose = CODE_SPAN.sub(
+        lambda span: " check " if looks_like_command(span.group(0).strip("`")) else " ", text)
     for name in sorted(names, key=len, reverse=True):
         prose = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", "check", prose, flags=_I)
     prose = MEASURED_QUALITY.sub(" ", prose)

@@ -114,6 +114,9 @@ SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
     "| Check | Command | Expected |\n|---|---|---|\n| Tests | `pytest -q` | exit 0 |\n\n"
     "Output <promise>DONE</promise> when every row in the table shows its expected result.\n",
     "Output <promise>DONE</promise> when both phases pass and all checks are clean.\n",
+    "Output <promise>DONE</promise> once `pytest -q` and `ruff check .` are both clean.\n",
+    "Acceptance criteria:\n- [ ] `pytest -q` exits 0\n- [ ] `ruff check .` exits 0\n\n"
+    "Output <promise>DONE</promise> only when every acceptance box is ticked.\n",
     "| Name | Command |\n|---|---|\n| tidy | `ruff check .` |\n\n"
     "Output <promise>DONE</promise> when both phases pass and tidy is clean.\n",
 ])
@@ -616,7 +619,7 @@ def test_ways_of_withholding_the_promise(rule: str) -> None:
 @pytest.mark.parametrize("rule", [
     "Not before.", "Only if true.", "If that's not true, don't print it.",
     "Not before; no partial credit.", "Don't output the promise early.",
-    "Not a moment before.",
+    "Not a moment before.", "Until then, do not print it.",
 ])
 def test_a_short_rule_right_after_a_signal_that_waits_for_everything(rule: str) -> None:
     signal = ("Output <promise>DONE</promise> when `pytest -q` and `ruff check .` both exit 0."
