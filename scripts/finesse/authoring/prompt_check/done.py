@@ -41,7 +41,7 @@ _FAILING = (rf"(?:\b(?:fail\w*|red|not\s+(?:met|pass\w*|true|green)|unmet|false|
 UNTIL_ALL = re.compile(
     rf"\b(?:unless|until|before|except)\b.{{0,80}}?{_ALL}|"
     r"\b(?:if|while|when|with|as\s+long\s+as)\s+(?:even\s+)?(?:any|anything|a\s+single|one|"
-    rf"some)\b.{{0,60}}?{_FAILING}|"
+    rf"some|a|an)\b.{{0,60}}?{_FAILING}|"
     r"\bany\s+(?:[\w-]+\s+){0,3}?(?:left|remaining|failing|red|open)\b|"
     rf"\bonly\b.{{0,80}}?\b(?:when|if|once|after)\b.{{0,80}}?{_ALL}",
     _I,

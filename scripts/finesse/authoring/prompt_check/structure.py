@@ -26,6 +26,10 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 from finesse.signals import collapse_whitespace
 
+# "Your final message must be exactly <promise>X</promise>, and only when ...".
+FINAL_MESSAGE = re.compile(
+    r"\b(?:final|last)\s+(?:message|reply|response|answer|line|output)\b[^.]{0,40}?"
+    r"\b(?:be|is|contain\w*|read|say)\b", re.IGNORECASE)
 ARROW_TO_TAG = re.compile(r"(?:\u2192|=>|->)\s*[`*_]*<promise>(?!\s*BLOCKED\s*<)", re.IGNORECASE)
 
 
@@ -89,8 +93,10 @@ def promise_tags(doc: Document) -> list[PromiseTag]:
 
 def instructs_output(text: str) -> bool:
     """Whether `text` tells the agent to output something on a condition (not to withhold it).
-    An arrow straight into the tag reads as "then output": "All 3 green → <promise>X</promise>"."""
-    if ARROW_TO_TAG.search(text):
+    An arrow straight into the tag reads as "then output": "All 3 green → <promise>X</promise>";
+    so does the final message's content: "Your final message must be <promise>X</promise>
+    when ..."."""
+    if ARROW_TO_TAG.search(text) or (FINAL_MESSAGE.search(text) and CONDITION.search(text)):
         return True
     if not CONDITION.search(text):
         return False

@@ -12,8 +12,12 @@ _I = re.IGNORECASE
 
 NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-    "twenty-five": 25, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100,
+    **{f"twenty-{word}": 20 + value for word, value in
+       (("one", 1), ("two", 2), ("three", 3), ("four", 4), ("five", 5), ("six", 6),
+        ("seven", 7), ("eight", 8), ("nine", 9))},
 }
 _NUMBER = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
 
@@ -108,7 +112,7 @@ GIVE_UP = re.compile(
 STOP = re.compile(r"\b(?:stop|halt|give\s+up|end\s+the\s+loop)\b", _I)
 
 # 4 ordered-phases
-_ORDINAL = rf"\d{{1,2}}|{'|'.join(NUMBER_WORDS)}|(?-i:[A-H])(?=\W)"
+_ORDINAL = rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|(?-i:[A-H])(?=\W)"
 PHASE_MARKER = re.compile(
     r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)])\s+)?(?:\*\*|__)?\s*"
     rf"(?:phase|stage|step|milestone|part)\s+(?P<number>{_ORDINAL})\b",

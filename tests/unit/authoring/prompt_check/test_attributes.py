@@ -196,6 +196,16 @@ def test_an_arrow_into_the_tag_is_an_instruction() -> None:
     assert failing(blocked) == []
 
 
+def test_the_final_messages_content_on_a_condition_is_an_instruction() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:",
+                "Your final message must be exactly <promise>DONE</promise>, and only when "
+                "all of the following are true:")
+    assert failing(text) == []
+    unconditional = edit(", and only when all of the following are true:", ".\n\nCriteria:",
+                         text)
+    assert "completion-signal" in failing(unconditional)
+
+
 def test_blocked_is_not_a_completion_signal() -> None:
     text = edit("Output <promise>DONE</promise> when ALL", "Stop when ALL")
     assert failing(text) == ["completion-signal"]
@@ -564,7 +574,8 @@ def test_a_plain_title_line_and_front_matter_come_before_the_cold_start() -> Non
     "Stop after at most twelve iterations.", "Limit: 15 iterations maximum.",
     "Stop after 12 loops.", "Max 12 loops.", "A cap of 12 iterations.",
     "12 iterations in total.", "Loop budget: 15", "You have 12 iterations.",
-    "If you reach iteration 20, stop.",
+    "If you reach iteration 20, stop.", "You have eighteen iterations at most.",
+    "Stop after twenty-two iterations.",
 ])
 def test_conservative_limits_pass(limit: str) -> None:
     assert failing(edit("Max iterations: 10", limit)) == []
@@ -610,6 +621,7 @@ def test_no_rule_against_an_early_promise_fails() -> None:
     "Do not output the promise until everything passes.",
     "Only claim completion when all checks pass.",
     "Outputting the promise before every check passes is forbidden.",
+    "Never send the promise with a failing test.",
 ])
 def test_ways_of_withholding_the_promise(rule: str) -> None:
     text = edit("Do not output the promise unless every criterion is met.", rule)
