@@ -27,11 +27,14 @@ _NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
 
 
 def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
-    """"Phase 1 / Phase 2" (or Step, Stage, Part) lines; else a numbered list under a
-    heading or label about phases, steps, a plan, requirements, tasks or order (and not the
-    criteria); else a paragraph whose sentences open with "First, ... Then ... Finally" or
-    "Phase one ... Phase two". A list or paragraph that says its order does not matter
-    ("in whatever order you like") holds no phases."""
+    """"Phase 1 / Phase 2" (or Step, Stage, Milestone, Part) lines; else milestones named by
+    a letter and a number ("M1", "M2"); else a numbered list (or numbered sub-headings) under
+    a heading or label about phases, steps, a plan, requirements, tasks or order (and not the
+    criteria); else a table of phases (`phase_tables`); else a numbered list under no such
+    heading that is plainly the plan; else phases told in words (`sequence`: "First, ...
+    Then ... Finally", "Build auth, then products, then cart", bullets under "in order"). A
+    list or paragraph that says its order does not matter ("in whatever order you like")
+    holds no phases."""
     marked = _marked_phases(doc)
     if len(marked.found) >= 2 or marked.problem is not None:
         return marked
