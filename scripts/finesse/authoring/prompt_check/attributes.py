@@ -13,37 +13,31 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.criteria import (
-    checkable,
     completion_conditions,
-    names_command,
     phase_statements,
     phase_verified,
-    vague_word,
 )
 from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.done import zero_ambiguity as withholds_done
+from finesse.authoring.prompt_check.quality import NAMES_THE_WORK, checkable, vague_word
 from finesse.authoring.prompt_check.scope import find_scope
 from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.verification import (
+    verification_commands as run_after_every_change,
+)
 from finesse.authoring.prompt_check.vocabulary import (
+    ALTERNATIVE,
     CURRENT_STATE,
-    DONE_WORDS,
-    EMIT_PRONOUN,
-    EVERY_CHANGE,
-    EVERY_CHANGE_LABEL,
     GIVE_UP,
     GUARDRAIL,
     HONESTY_TALK,
     ITERATING,
     LIMITS,
-    NAMES_THE_WORK,
-    NEGATED_EMIT,
-    ONLY_EMIT,
-    PASSIVE_NEGATED_EMIT,
     PROMISE_TALK,
     REPEATED,
     STOP,
     TROUBLE,
-    UNTIL_ALL,
-    VERIFY_COMMAND,
+    WHEN_STUCK,
     number_value,
     without_emphasis,
 )
@@ -84,15 +78,15 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
     conditions = completion_conditions(prompt)
     items = [(item.text, item.first) for item in prompt.criteria]
     for text, line in [*conditions, *items]:
-        word = vague_word(text)
+        word = vague_word(text, prompt.command_names)
         if word:
             return _fail(line, f"replace '{word}' with a command and its expected result, "
                                "e.g. '`ruff check .` exits 0'")
     for phase in prompt.phases.found:
-        if phase_verified(phase):
+        if phase_verified(phase, prompt.command_names):
             continue
         for text, line in phase_statements(phase):
-            word = vague_word(text)
+            word = vague_word(text, prompt.command_names)
             if word:
                 return _fail(line, f"replace '{word}' with a command and its expected "
                                    f"result, or give phase {phase.number} a 'Verify: "
@@ -135,10 +129,13 @@ def completion_signal(prompt: Prompt) -> Verdict:
 
 
 def failure_instructions(prompt: Prompt) -> Verdict:
-    """What to do when stuck: change approach when the same error comes back, and give up
-    (output <promise>BLOCKED</promise>, or write the blocker down and stop) when blocked."""
+    """What to do when stuck: change approach when the same error comes back (or "if you get
+    stuck, step back and try a different approach"), and give up (output
+    <promise>BLOCKED</promise>, or write the blocker down and stop) when blocked."""
     doc = prompt.doc
-    repeated = _first_sentence_line(doc, REPEATED, also=TROUBLE)
+    repeated = _first_sentence_line(doc, REPEATED, also=TROUBLE) or next(
+        (sentence.line_at() for sentence in doc.sentences() if ALTERNATIVE.search(sentence.text)
+         and TROUBLE.search(sentence.text) and WHEN_STUCK.search(sentence.text)), None)
     blocked = next((tag.line for tag in prompt.tags if tag.blocked), None)
     gives_up = blocked or _first_sentence_line(doc, GIVE_UP, also=STOP)
     if repeated and gives_up:
@@ -163,26 +160,9 @@ def ordered_phases(prompt: Prompt) -> Verdict:
 
 
 def verification_commands(prompt: Prompt) -> Verdict:
-    """Verification baked in: a rule naming the command(s) to run after every change ("After
-    each change, run npm test and npm run lint"), in a sentence or in the list under an
-    "After every change" label."""
-    doc = prompt.doc
-    # "Run the phase's Verify command after every change" names commands given elsewhere.
-    verified = any(phase_verified(phase) for phase in prompt.phases.found)
-
-    def names(text: str) -> bool:
-        return names_command(text) or (verified and VERIFY_COMMAND.search(text) is not None)
-
-    for index, block in doc.prose():
-        if block.kind == "heading" and EVERY_CHANGE_LABEL.search(block.title):
-            if any(names(item.text) for item in doc.section(index)):
-                return _ok(block.first)
-            continue
-        for sentence in block.sentences():
-            if (EVERY_CHANGE.search(sentence.text) or EVERY_CHANGE_LABEL.search(
-                    sentence.text)) and names(sentence.text):
-                return _ok(sentence.line_at())
-    return _fail(None, "add 'Run `<test command>` after every change.'")
+    """What to run after every change: `finesse.authoring.prompt_check.verification`."""
+    passed, line, fix = run_after_every_change(prompt)
+    return _ok(line) if passed else _fail(line, fix)
 
 
 def guardrails(prompt: Prompt) -> Verdict:
@@ -258,21 +238,9 @@ def iteration_limit(prompt: Prompt) -> Verdict:
 
 
 def zero_ambiguity(prompt: Prompt) -> Verdict:
-    doc = prompt.doc
-    promised = sorted({re.escape(tag.text) for tag in prompt.tags if tag.text})
-    done = re.compile("|".join([DONE_WORDS, *promised]), re.IGNORECASE)
-    before = ""
-    for sentence in doc.sentences():
-        text = sentence.text
-        withheld = (NEGATED_EMIT.search(text) or PASSIVE_NEGATED_EMIT.search(text)
-                    or ONLY_EMIT.search(text))
-        about_promise = done.search(text) or (
-            EMIT_PRONOUN.search(text) and PROMISE_TALK.search(before))
-        if withheld and about_promise and UNTIL_ALL.search(text):
-            return _ok(sentence.line_at(withheld.start()))
-        before = text
-    return _fail(None, "add 'Do not output the completion promise unless every criterion "
-                       "above is met.'")
+    """No room to convince itself it is done: `finesse.authoring.prompt_check.done`."""
+    passed, line, fix = withholds_done(prompt)
+    return _ok(line) if passed else _fail(line, fix)
 
 
 ATTRIBUTES: tuple[Attribute, ...] = (

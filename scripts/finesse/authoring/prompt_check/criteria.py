@@ -1,31 +1,29 @@
 """What attribute 1 reads: the completion condition, the criteria, and the phases a
-command checks; whether a text judges quality without a measure, and whether it names a
-command or a result only a command can show."""
+command checks (how each is judged: `quality`)."""
 
 from __future__ import annotations
 
 import re
 
 from finesse.authoring.prompt_check.document import Line
-from finesse.authoring.prompt_check.phases import Phase
+from finesse.authoring.prompt_check.done import NEGATED_CLAIM
+from finesse.authoring.prompt_check.phase_model import Phase
+from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
+from finesse.authoring.prompt_check.quality import vague_word as vague_word  # spec_fields
 from finesse.authoring.prompt_check.structure import PromiseTag, Prompt, inline_criteria
 from finesse.authoring.prompt_check.vocabulary import (
     ARROW,
-    CHECKABLE,
     CODE_SPAN,
-    DONE_WHEN,
-    MEASURED_QUALITY,
+    COMMAND_ARROW,
     NEGATED_EMIT,
-    RUN_SPAN,
     SUBAGENT_NOTE,
     THEN,
-    VAGUE,
     VERIFY,
     looks_like_command,
-    mentions_command,
 )
 
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+_DONE_LABEL = re.compile(
+    r"^[\s*_]*(?:done|complete|completion|finished|finish|success|signal)[\s*_:]*$", re.I)
 
 
 def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:
@@ -39,7 +37,8 @@ def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:
         for sentence in prompt.doc.sentences():
             text = sentence.text
             match = DONE_WHEN.search(text)
-            if match and not NEGATED_EMIT.search(text) and not _introduces_list(text):
+            withheld = NEGATED_EMIT.search(text) or NEGATED_CLAIM.search(text)
+            if match and not withheld and not _introduces_list(text):
                 found.append((text[match.end():], sentence.line_at(match.start())))
     return [(text, line) for text, line in found if text.strip()]
 
@@ -63,39 +62,30 @@ def _condition(tag: PromiseTag) -> str:
     sentence = tag.sentence
     if sentence is not None and THEN.match(sentence.text):
         earlier = [s for s in sentence.block.sentences() if s.offset < sentence.offset]
-        if earlier:
-            return earlier[-1].text
+        # "Then, and only then, output ..." under the list of criteria: they are the condition.
+        return earlier[-1].text if earlier else ""
     if sentence is not None:
         head = sentence.text[: sentence.text.lower().find("<promise>")]
         arrow = ARROW.search(head)
-        if arrow:  # "All four checks pass → output <promise>X</promise>"
+        # "All four checks pass → output <promise>X</promise>"; not "Done → print ... when".
+        if arrow and not _DONE_LABEL.match(head[: arrow.start()]):
             return head[: arrow.start()]
     return inline_criteria(tag)
 
 
-def vague_word(text: str) -> str | None:
-    """The first word of `text`, outside code, that judges quality without a measure."""
-    prose = MEASURED_QUALITY.sub(" ", CODE_SPAN.sub(" ", text))
-    found = VAGUE.search(prose)
-    return found.group(0) if found else None
-
-
-def checkable(text: str) -> bool:
-    """Whether `text` names a command, or a result only a command can show. A criterion
-    that opens with a code span ("- `make check` prints OK") names its command."""
-    if CHECKABLE.search(CODE_SPAN.sub(" ", text)) or _LIST_MARKER.sub("", text).startswith("`"):
-        return True
-    spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
-    return any(looks_like_command(span) for span in spans) or bool(
-        mentions_command(CODE_SPAN.sub(" ", text)))
-
-
-def phase_verified(phase: Phase) -> bool:
+def phase_verified(phase: Phase, names: frozenset[str] = frozenset()) -> bool:
     """Whether a command checks the phase: a Verify line (or "check:", "→ `cmd`") naming
-    one, or a sentence giving a command's result ("`cargo test x` passes")."""
+    one, or one of the prompt's command `names` ("Verify: asan build+test", the name of a
+    command in a table), a command and an arrow to what it shows ("`bats test/` → all ok"),
+    or a sentence giving a command's result ("`cargo test x` passes")."""
     for text, _ in _phase_sentences(phase):
         label = VERIFY.search(text)
-        if label and looks_like_command(text[label.end():]):
+        rest = text[label.end():] if label else ""
+        named = rest.strip(" *_:").lower()
+        if label and (looks_like_command(rest) or any(
+                re.match(rf"{re.escape(name)}(?![\w-])", named) for name in names)):
+            return True
+        if any(looks_like_command(span) for span in COMMAND_ARROW.findall(text)):
             return True
         spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
         if CHECKABLE.search(CODE_SPAN.sub(" ", text)) and any(
@@ -119,11 +109,3 @@ def phase_statements(phase: Phase) -> list[tuple[str, Line]]:
         if text.strip() and not SUBAGENT_NOTE.search(text):
             statements.append((text, line))
     return statements
-
-
-def names_command(text: str) -> bool:
-    """Whether `text` names a command: a code span that reads as one, one run by name
-    ("Run `./check` ..."), or a known program in the prose."""
-    spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
-    return any(looks_like_command(span) for span in spans) or bool(
-        RUN_SPAN.search(text) or mentions_command(CODE_SPAN.sub(" ", text)))

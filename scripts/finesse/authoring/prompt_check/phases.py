@@ -3,100 +3,73 @@ a phase told in a paragraph, the sentences) each one spans."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.document import LABEL_LEVEL, Block, Document, Line
+from finesse.authoring.prompt_check.phase_model import Phase, Phases
+from finesse.authoring.prompt_check.phase_tables import table_phases
+from finesse.authoring.prompt_check.sequence import told_phases
 from finesse.authoring.prompt_check.vocabulary import (
+    COMMAND_ARROW,
     CRITERIA_TITLE,
-    INLINE_PHASE_MARKER,
+    LETTERED_MARKER,
+    NOT_WORK,
     PHASE_LIST_TITLE,
     PHASE_MARKER,
     PHASE_WORDS,
-    SEQUENCE_NEXT,
-    SEQUENCE_START,
     UNORDERED,
     VERIFY,
     number_value,
 )
 
-
-@dataclass(frozen=True)
-class Phase:
-    number: int
-    line: Line
-    region: tuple[Line, ...]  # its lines, up to the next phase or the next heading above it
-    told: str = ""  # a phase told in a paragraph: its own sentences
-
-    @property
-    def content(self) -> str:
-        """What the phase says: its sentences, or its lines joined."""
-        return self.told or " ".join(line.text.strip() for line in self.region)
-
-
-@dataclass(frozen=True)
-class Phases:
-    found: tuple[Phase, ...]
-    problem: Line | None = None  # where the numbering goes wrong
-    problem_fix: str = ""
+_NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
 
 
 def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
-    """"Phase 1 / Phase 2" (or Step, Stage, Part) lines; else a numbered list under a
-    heading or label about phases, steps, a plan, requirements, tasks or order (and not the
-    criteria); else a paragraph whose sentences open with "First, ... Then ... Finally" or
-    "Phase one ... Phase two". A list or paragraph that says its order does not matter
-    ("in whatever order you like") holds no phases."""
+    """"Phase 1 / Phase 2" (or Step, Stage, Milestone, Part) lines; else milestones named by
+    a letter and a number ("M1", "M2"); else a numbered list (or numbered sub-headings) under
+    a heading or label about phases, steps, a plan, requirements, tasks or order (and not the
+    criteria); else a table of phases (`phase_tables`); else a numbered list under no such
+    heading that is plainly the plan; else phases told in words (`sequence`: "First, ...
+    Then ... Finally", "Build auth, then products, then cart", bullets under "in order"). A
+    list or paragraph that says its order does not matter ("in whatever order you like")
+    holds no phases."""
     marked = _marked_phases(doc)
     if len(marked.found) >= 2 or marked.problem is not None:
         return marked
+    lettered = _marked_phases(doc, _lettered_marker(doc))
+    if len(lettered.found) >= 2 and lettered.problem is None:
+        return lettered
     listed = _listed_phases(doc, criteria)
     if listed.found or listed.problem:
         return listed
-    prose = _prose_phases(doc)
+    tabled = table_phases(doc)
+    if tabled.found:
+        return tabled
+    bare = _bare_numbered_phases(doc, criteria)
+    if bare.found:
+        return bare
+    prose = told_phases(doc)
     return prose if len(prose.found) >= 2 else marked
 
 
-def _prose_phases(doc: Document) -> Phases:
-    """Phases told in a paragraph: sentences opening with an ordinal or a sequence word,
-    the first one "First"/"Start by"/"Phase 1", at least one more after it. The opening
-    paragraph (the cold start) is not searched: "First check the state" is no phase."""
-    opening = {line.number for line in doc.opening()}
-    for _, block in doc.prose():
-        if block.kind != "paragraph" or block.first.number in opening:
-            continue
-        if UNORDERED.search(block.text):
-            continue
-        told: list[list[str]] = []
-        starts: list[Line] = []
-        for sentence in block.sentences():
-            text = sentence.text.strip()
-            numbered = INLINE_PHASE_MARKER.match(text)
-            if numbered and number_value(numbered.group(1)) != len(starts) + 1:
-                numbered = None
-            opens = SEQUENCE_START.match(text) if not starts else SEQUENCE_NEXT.match(text)
-            if numbered or opens:
-                starts.append(sentence.line_at())
-                told.append([])
-            if told:
-                told[-1].append(text)
-        if len(starts) >= 2:
-            ends = [line.number for line in starts[1:]] + [block.lines[-1].number + 1]
-            return Phases(tuple(
-                Phase(number, line, doc.lines[line.number - 1 : max(end, line.number + 1) - 1],
-                      " ".join(sentences))
-                for number, (line, end, sentences) in enumerate(
-                    zip(starts, ends, told, strict=True), 1)))
-    return Phases(())
+def _lettered_marker(doc: Document) -> re.Pattern[str]:
+    """Milestones named by a letter and a number ("**M1 — Generators.**", "### P2: ..."),
+    all with the letter of the first one."""
+    first = next((match for line in doc.lines if line.number not in doc.code_lines
+                  for match in [LETTERED_MARKER.match(line.text)] if match), None)
+    letter = first.group("letter") if first else "(?!)"
+    return re.compile(LETTERED_MARKER.pattern.replace("(?P<letter>[A-Z])", letter))
 
 
-def _marked_phases(doc: Document) -> Phases:
+def _marked_phases(doc: Document, marker: re.Pattern[str] = PHASE_MARKER) -> Phases:
     starts: list[tuple[int, Line]] = []
     for line in doc.lines:
-        match = PHASE_MARKER.match(line.text)
+        match = marker.match(line.text)
         if match is None or line.number in doc.code_lines:
             continue
-        number = number_value(match.group(1))
+        number = number_value(match.group("number"))
         if any(number == seen for seen, _ in starts):
             continue  # a later mention of a phase already named
         if number != len(starts) + 1:
@@ -166,6 +139,13 @@ def _listed_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
         if UNORDERED.search(title):
             return Phases(())
         items = _first_numbered_list(under)
+        headed = _numbered_headings(under) if len(items) < 2 else []
+        if len(headed) >= 2:  # "## Phases" over "### 1. Parse", "### 2. Print"
+            ends = [heading.first.number for heading in headed[1:]]
+            ends.append(under[-1].lines[-1].number + 1)
+            return Phases(tuple(
+                Phase(number, heading.first, doc.lines[heading.first.number - 1 : end - 1])
+                for number, (heading, end) in enumerate(zip(headed, ends, strict=True), 1)))
         if len(items) < 2 or any(id(item) in criteria for item in items):
             continue
         ordinals = [item.ordinal for item in items]
@@ -182,6 +162,51 @@ def _listed_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
             for position, (item, stop) in enumerate(zip(items, stops, strict=True), 1)
         ))
     return Phases(())
+
+
+def _numbered_headings(blocks: list[Block]) -> list[Block]:
+    """The headings numbered 1, 2, 3... among `blocks` ("### 1. Parse", "**2) Print**")."""
+    numbered = [(block, match) for block in blocks if block.kind == "heading"
+                for match in [_NUMBERED_TITLE.match(block.title)] if match]
+    numbers = [int(match.group(1)) for _, match in numbered]
+    return ([block for block, _ in numbered]
+            if numbers == list(range(1, len(numbers) + 1)) else [])
+
+
+def _bare_numbered_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
+    """A numbered list of the work under no heading about phases ("1. Fix the broken links.
+    Verify: ..."): it is the plan when its items carry their own checks, or when nothing is
+    over it and the prompt speaks of its steps ("resume at the first failing step"). A list
+    under a heading about something else (rules, scope, the criteria) is not."""
+    criteria = {id(item) for item in criteria_list}
+    listed: set[int] = set()
+    for index, block in enumerate(doc.blocks):
+        if block.kind != "item" or id(block) in listed:
+            continue
+        items = _first_numbered_list(list(doc.blocks[index:]))
+        listed |= {id(item) for item in doc.blocks[index:] if item.kind == "item"}
+        ordinals = [item.ordinal for item in items]
+        if (len(items) < 2 or any(id(item) in criteria for item in items)
+                or (ordinals != list(range(1, len(items) + 1)) and set(ordinals) != {1})):
+            continue
+        titles = [heading.title for heading in doc.headings_over(index)]
+        before = doc.blocks[index - 1].text if index else ""
+        if any(NOT_WORK.search(title) or UNORDERED.search(title) or (
+                CRITERIA_TITLE.search(title) and not PHASE_WORDS.search(title))
+               for title in titles) or UNORDERED.search(before):
+            continue
+        checked = sum(1 for item in items
+                      if VERIFY.search(item.text) or COMMAND_ARROW.search(item.text))
+        if checked >= len(items) - 1 or (not titles and _speaks_of_steps(doc, items)):
+            return Phases(tuple(Phase(number, item.first, item.lines)
+                                for number, item in enumerate(items, 1)))
+    return Phases(())
+
+
+def _speaks_of_steps(doc: Document, items: list[Block]) -> bool:
+    inside = {id(item) for item in items}
+    return any(PHASE_WORDS.search(block.text) for _, block in doc.prose()
+               if id(block) not in inside)
 
 
 def _first_numbered_list(blocks: list[Block]) -> list[Block]:

@@ -39,7 +39,9 @@ _OUT = re.compile(
     r"remov|renam|rewrit|reformat|push|commit)\w*|"
     r"\bstays?\s+as\s+(?:it|they)\s+(?:is|are)\b|\bstays?\s+(?:unchanged|untouched|the\s+same)\b|"
     r"\b(?:must|should)\s+stay\b|\boutside\s+(?:of\s+)?(?:this|the)\s+(?:task|scope|work|change)\b|"
-    r"\bowned\s+by\s+(?:another|other|a\s+different)\b",
+    r"\bowned\s+by\s+(?:another|other|a\s+different)\b|"
+    # A clause that opens with the refusal: "`src/` only; never `dist/`".
+    r"^\s*(?:and\s+|but\s+)?(?:never|not)\s+(?=`|\S*/)",
     _I,
 )
 # Limiting the work to the paths named makes every other path out of scope: "Only modify
@@ -47,7 +49,7 @@ _OUT = re.compile(
 _RESTRICTED = re.compile(
     r"^[\s*_-]*only\b|\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
     r"\b(?:modify|edit|touch|change|work|write)\w*\s+(?:files\s+)?only\b|\bconfine\w*\b|"
-    r"\bexclusively\b|\bnothing\s+else\b",
+    r"\bexclusively\b|\bnothing\s+else\b|\bonly\s*[.!]?\s*$",
     _I,
 )
 # "... are shared with other teams; leave them alone": the paths of the clause before.

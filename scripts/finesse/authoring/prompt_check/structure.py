@@ -5,13 +5,15 @@ excepted).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from finesse.authoring.prompt_check import commands
 from finesse.authoring.prompt_check import phases as phase_finder
 from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence
-from finesse.authoring.prompt_check.phases import Phases
+from finesse.authoring.prompt_check.phase_model import Phases
 from finesse.authoring.prompt_check.vocabulary import (
     CONDITION,
     CRITERIA_INTRO,
@@ -23,6 +25,12 @@ from finesse.authoring.prompt_check.vocabulary import (
     PROMISE_TALK,
 )
 from finesse.signals import collapse_whitespace
+
+# "Your final message must be exactly <promise>X</promise>, and only when ...".
+FINAL_MESSAGE = re.compile(
+    r"\b(?:final|last)\s+(?:message|reply|response|answer|line|output)\b[^.]{0,40}?"
+    r"\b(?:be|is|contain\w*|read|say)\b", re.IGNORECASE)
+ARROW_TO_TAG = re.compile(r"(?:\u2192|=>|->)\s*[`*_]*<promise>(?!\s*BLOCKED\s*<)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,14 @@ class Prompt:
         return criteria_items(self.doc)
 
     @cached_property
+    def command_names(self) -> frozenset[str]:
+        return commands.command_names(self.doc)
+
+    @cached_property
+    def programs(self) -> frozenset[str]:
+        return commands.programs(self.doc)
+
+    @cached_property
     def phases(self) -> Phases:
         return find_phases(self.doc, criteria_list(self.doc))
 
@@ -76,7 +92,12 @@ def promise_tags(doc: Document) -> list[PromiseTag]:
 
 
 def instructs_output(text: str) -> bool:
-    """Whether `text` tells the agent to output something on a condition (not to withhold it)."""
+    """Whether `text` tells the agent to output something on a condition (not to withhold it).
+    An arrow straight into the tag reads as "then output": "All 3 green → <promise>X</promise>";
+    so does the final message's content: "Your final message must be <promise>X</promise>
+    when ..."."""
+    if ARROW_TO_TAG.search(text) or (FINAL_MESSAGE.search(text) and CONDITION.search(text)):
+        return True
     if not CONDITION.search(text):
         return False
     negated = {match.end() for match in NEGATED_EMIT.finditer(text)}
@@ -117,7 +138,8 @@ def criteria_list(doc: Document) -> list[Block]:
         elif block.kind != "code" and block.text.endswith(":"):
             intro = block.sentences()[-1].text
             if PROMISE_TAG.search(intro) or CRITERIA_INTRO.search(intro):
-                items += doc.list_after(index)
+                # A list item introduces its own sub-items, not its siblings.
+                items += _introduced(block, doc.list_after(index))
     unique = list({id(item): item for item in items}.values())
     if not unique:
         return []
@@ -159,6 +181,18 @@ def _text_above(line: Line, doc: Document) -> str:
         if earlier.text.strip() and number not in doc.code_lines:
             return earlier.text
     return ""
+
+
+def _introduced(intro: Block, items: list[Block]) -> list[Block]:
+    """The items a block ending in ':' introduces: a list item, only its own sub-items."""
+    if intro.kind != "item":
+        return items
+    introduced = []
+    for item in items:
+        if item.level <= intro.level:
+            break
+        introduced.append(item)
+    return introduced
 
 
 def _first_list(blocks: list[Block]) -> list[Block]:

@@ -12,8 +12,12 @@ _I = re.IGNORECASE
 
 NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-    "twenty-five": 25, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100,
+    **{f"twenty-{word}": 20 + value for word, value in
+       (("one", 1), ("two", 2), ("three", 3), ("four", 4), ("five", 5), ("six", 6),
+        ("seven", 7), ("eight", 8), ("nine", 9))},
 }
 _NUMBER = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
 
@@ -30,26 +34,25 @@ _NEGATION = (
     rf"(?:do\s+not|don{_APOSTROPHE}?t|never|must\s+not|mustn{_APOSTROPHE}?t|should\s+not|"
     rf"shouldn{_APOSTROPHE}?t|may\s+not|cannot|can{_APOSTROPHE}?t|under\s+no\s+circumstances)"
 )
+EMIT_WORDS, NEGATION_WORDS = _EMIT, _NEGATION  # for patterns built elsewhere
 EMIT = re.compile(rf"\b{_EMIT}\b", _I)
 # "Do not stop or claim you are done": a negation governs an emit verb up to three words on.
 NEGATED_EMIT = re.compile(rf"\b{_NEGATION}\s+(?:[\w-]+\s+){{0,3}}?{_EMIT}\b", _I)
-PASSIVE_NEGATED_EMIT = re.compile(
-    r"\b(?:must|should|may)\s+(?:not|never)\s+be\s+(?:output|printed|emitted|said|sent)\b", _I
-)
-ONLY_EMIT = re.compile(
-    r"\bonly\s+(?:[\w-]+\s+){0,2}?(?:output|print|emit|say|write)\b|"
-    rf"\b{_EMIT}\s+(?:[\w<>/-]+\s+){{0,4}}?only\s+(?:when|if|once|after)\b", _I)
-# "Output it only when ...": the promise named in the sentence before.
-EMIT_PRONOUN = re.compile(rf"\b{_EMIT}\s+(?:it|that|this)\b", _I)
 # "Done = all true → output <promise>X</promise>": an arrow reads as "then".
 CONDITION = re.compile(
     r"\b(?:when|whenever|once|after|if|as\s+soon\s+as|upon|then)\b|→|=>|->", _I)
 
 # Commands, and results that only a command can produce.
+# "make" and "find" are English words too: "make sure it works" and "find out" name none.
+_NOT_A_MAKE = (r"(?!\s+(?:sure|certain|it|them|this|that|these|those|the|a|an|your|you|any|no|"
+               r"every|all|one|changes?|progress|edits?|targeted|small|minimal|sense|use)\b)")
+_NOT_A_FIND = r"(?!\s+(?:out|the|a|an|what|where|which|why|how|it|them|any|all)\b)"
 _COMMAND_WORDS = (
     r"pytest|tox|nox|ruff|mypy|flake8|black|python3?|pip|uv|npm|npx|yarn|pnpm|node|jest|tsc|"
-    r"eslint|cargo|go\s+(?:test|vet|build|run)|make|gradle|gradlew|mvn|dotnet|bundle|rake|rspec|"
-    r"rubocop|curl|wget|grep|rg|git|diff|wc|test\s+-[a-z]|ls|find|bash|sh|docker|kubectl|"
+    rf"eslint|cargo|go\s+(?:test|vet|build|run)|make{_NOT_A_MAKE}|gradle|gradlew|mvn|dotnet|"
+    r"bundle|rake|rspec|"
+    rf"rubocop|curl|wget|grep|rg|git|diff|wc|test\s+-[a-z]|ls|find{_NOT_A_FIND}|bash|sh|docker|"
+    r"kubectl|"
     r"terraform|buf|swift|xcodebuild|php|composer|phpunit|shellcheck|bats|vitest|mkdocs|"
     r"molecule|ansible-lint|dbt|sqlfluff|bin/rails|rails|valgrind|staticcheck|golangci-lint"
 )
@@ -69,62 +72,17 @@ CRITERIA_INTRO = re.compile(
     r"\bthe\s+following\s+(?:are|is|hold)\b|\bcriteria\b|\bwhen\s+all\b",
     _I,
 )
-# Words that judge quality without saying how to measure it: "Code is clean", "Make it good",
-# "Properly structured" (the seed's own NO examples), and their kin. A hyphenated compound
-# ("machine-readable", "well-known") is not one.
-_NOT_IN_COMPOUND = r"(?<![\w-])"
-VAGUE = re.compile(
-    _NOT_IN_COMPOUND
-    + r"(?:clean(?:ly|er)?|good|better|nice(?:r|ly)?|elegant(?:ly)?|idiomatic(?:ally)?|"
-    r"robust(?:ly)?|proper(?:ly)?|well[- ](?:written|structured|organi[sz]ed|designed|"
-    r"documented|tested|named|factored)|organi[sz]ed|readable|maintainable|polish(?:ed)?|"
-    r"professional(?:ly)?|production[- ](?:ready|quality|grade)|high[- ]quality|"
-    r"looks?\s+(?:right|good|fine|nice|clean|better|professional|polished)|"
-    r"easy\s+to\s+(?:read|follow|understand|maintain|use)|sensible|friendl(?:y|ier)|helpful|"
-    r"(?:is|are|be)\s+clear|tid(?:y|ier)|messy|beautiful(?:ly)?|intuitive(?:ly)?|"
-    r"as\s+appropriate|appropriate(?:ly)?|reasonabl[ey]|sufficient(?:ly)?|correctly|"
-    r"as\s+expected|as\s+needed|where\s+necessary|proud|flows?\s+well|works?\s+well)\b",
-    _I,
-)
-# A quality word that a command's result pins down is not vague: "the commands pass
-# cleanly", "RuboCop clean", "lint-clean", "a clean build", `make clean`.
-MEASURED_QUALITY = re.compile(
-    r"\b(?:pass\w*|exit\w*|run\w*|build\w*|compil\w*)\s+cleanly\b|"
-    r"\b(?:lint|\w*cop|\w*lint|tree|build)[- ]clean\b|"
-    r"\bclean\s+(?:build|checkout|working\s+tree|tree|install|exit)\b|\bmake\s+clean\b",
-    _I,
-)
-# Results that only a command can show ("All tests pass", "Coverage > 80%", "No linter
-# errors", "API returns 200 for GET /users": the seed's YES examples).
-CHECKABLE = re.compile(
-    r"\b(?:pass(?:es|ed|ing)?|green|succeed(?:s|ed)?|exit(?:s|ed)?|"
-    r"fail(?:s|ed)?\s+(?:with|for|on)|return(?:s|ed)?\s+(?:HTTP\s+|status\s+)?\d{3}|"
-    r"(?:HTTP|status)\s+\d{3}|print(?:s|ed)?|reports?|emits?|logged|"
-    r"(?:no|zero|0)\s+(?:[\w-]+\s+){0,2}(?:errors?|warnings?|violations?|failures?|issues?|"
-    r"leaks?|offen[cs]es?|diffs?|changes?|matches)|coverage|exists?|contains?|raises?|"
-    r"matches|equals?|(?:is|are)\s+(?:at\s+least|at\s+most|exactly|below|above|under|over|"
-    r"between)|(?:under|below|above|over|at\s+least|at\s+most)\s+\d)\b|\d\s*%|[<>]=?\s*\d",
-    _I,
-)
-
-# "The task is finished only when ...", in a prompt without a signal.
-DONE_WHEN = re.compile(
-    r"\b(?:finished|complete|completed|done|completion)\b[^.]{0,40}?\b(?:only\s+)?"
-    r"(?:when|once|if)\b", _I)
-# A completion condition that points at checks given elsewhere: "when ALL phases are
-# complete", "when all four steps hold", "when every item above holds".
-NAMES_THE_WORK = re.compile(
-    r"\b(?:phases?|steps?|stages?|parts?|checks?|criteria|criterion|items?|requirements?|"
-    r"tasks?|verifications?|gates?|commands?|tests?|conditions?|boxes)\b", _I)
 ARROW = re.compile(r"→|=>|->")
 THEN = re.compile(r"^[*_]*then\b", _I)
 SUBAGENT_NOTE = re.compile(r"\[subagent\s+opportunity\]", _I)
 
 # 3 failure-instructions: "the same error three times", "3+ attempts", "twice in a row".
 _COUNT = r"(?:[2-5]|two|three|four|five)"
+# "three genuinely different fix attempts", "after 3 fixes": up to three words between.
 REPEATED = re.compile(
-    rf"\b{_COUNT}\s*(?:\+|or\s+more)?\s+(?:[\w-]+\s+)?(?:times|attempts|tries|iterations|"
-    r"rounds|runs|loops|failures|fails|errors|consecutive|in\s+a\s+row)\b|"
+    rf"\b{_COUNT}\s*(?:\+|or\s+more)?\s+(?:[\w-]+\s+){{0,3}}?(?:times|attempts|tries|"
+    r"iterations|rounds|runs|loops|failures|fails|errors|fixes|approaches|consecutive|"
+    r"in\s+a\s+row)\b|"
     rf"\b{_COUNT}\s*\+?\s*(?:times|x)\b|\b(?:twice|thrice)\b|"
     r"\b(?:third|3rd)\s+(?:time|attempt|try)\b|"
     # Repetition without a count: "if the same error keeps coming back".
@@ -138,19 +96,32 @@ TROUBLE = re.compile(
     _I,
 )
 
+# Changing course when stuck, with or without a count: "If you get stuck, step back and try
+# a different approach".
+ALTERNATIVE = re.compile(
+    r"\b(?:different|alternative|another|other|new)\s+(?:[\w-]+\s+)?(?:approach|strategy|"
+    r"route|fix|way|angle|tack|method|solution|hypothesis)\b|\bstep\s+back\b|"
+    r"\bchange\s+(?:your\s+)?(?:approach|strategy|tack|course)\b|\brethink\b", _I)
+WHEN_STUCK = re.compile(r"\b(?:if|when|whenever|once)\b", _I)
+
 # Giving up: stop (or hand over) when blocked, rather than loop forever.
 GIVE_UP = re.compile(
-    r"\b(?:blocked|blockers?|stuck|(?:no|make|making)\s+progress|can(?:no|\W?)t\s+"
+    r"\b(?:blocked|blockers?|stuck|(?:no|zero|without|make|making)\s+progress|"
+    r"nothing\s+(?:moving|moves|changes|improves)|can(?:no|\W?)t\s+"
     r"(?:proceed|continue|get\s+past|progress|finish|go\s+on)|no\s+way\s+forward)\b", _I)
 STOP = re.compile(r"\b(?:stop|halt|give\s+up|end\s+the\s+loop)\b", _I)
 
 # 4 ordered-phases
-_ORDINAL = rf"\d{{1,2}}|{'|'.join(NUMBER_WORDS)}|(?-i:[A-H])(?=\W)"
+_ORDINAL = rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|(?-i:[A-H])(?=\W)"
 PHASE_MARKER = re.compile(
     r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)])\s+)?(?:\*\*|__)?\s*"
-    rf"(?:phase|stage|step|milestone|part)\s+({_ORDINAL})\b",
+    rf"(?:phase|stage|step|milestone|part)\s+(?P<number>{_ORDINAL})\b",
     _I,
 )
+# Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...".
+LETTERED_MARKER = re.compile(
+    r"^\s*(?:#{1,6}\s+|[-*+]\s+)?(?:\*\*|__)?\s*(?P<letter>[A-Z])(?P<number>\d{1,2})\b"
+    r"(?:\*\*|__)?\s*(?:[\u2014\u2013:.)]|-\s)")
 # The same marker opening a sentence inside a paragraph: "... in three phases. Phase 1: ..."
 INLINE_PHASE_MARKER = re.compile(
     rf"^[*_]*(?:phase|stage|step|part)\s+({_ORDINAL})\b[*_]*\s*(?::|\u2013|\u2014|-|\.|is\b|"
@@ -170,6 +141,16 @@ UNORDERED = re.compile(
     r"\b(?:no\s+particular\s+order|(?:in\s+)?(?:any|whatever|whichever)\s+order|"
     r"order\s+(?:does\s+not|doesn\W?t)\s+matter|pick\s+whichever)\b", _I)
 PHASE_WORDS = re.compile(r"\b(?:phases?|steps?|stages?|milestones?)\b", _I)
+# A heading saying its list is in order: "Requirements (in order)", "Order of work".
+IN_ORDER = re.compile(
+    r"\bin\s+(?:this\s+|that\s+|the\s+following\s+|strict\s+|the\s+given\s+)?order\b|"
+    r"\border\s+of\s+(?:work|operations|business)\b|\bin\s+sequence\b|\bsequentially\b|"
+    r"\bone\s+after\s+(?:the\s+)?(?:other|another)\b", _I)
+# Headings over a list that is not the work: rules, scope, notes...
+NOT_WORK = re.compile(
+    r"\b(?:rules?|guardrails?|constraints?|don['\u2019]?ts|do\s+not|never|scope|files|"
+    r"boundar\w*|bounds|notes?|context|background|stuck|blocked|wrong|limits?|git|commits?)\b",
+    _I)
 PHASE_LIST_TITLE = re.compile(
     r"\b(?:phases?|steps?|stages?|plan|requirements?|tasks?|milestones?|order|roadmap|"
     r"todo|to-do|work\s+items?)\b",
@@ -177,30 +158,22 @@ PHASE_LIST_TITLE = re.compile(
 )
 
 # 5 verification-commands
+# A command and an arrow to what it shows: "`bats test/` → all ok".
+COMMAND_ARROW = re.compile(r"`([^`]+)`\s*(?:\u2192|->|=>)")
 VERIFY = re.compile(
     r"\b(?:verif(?:y|ied|ication)|check(?:ed)?|validated?|confirm(?:ed)?|proven?)\b[*_]*\s*"
     r"(?::|with\b|by\b|using\b)|\bdone\s+when\b|(?:→|->)\s*(?=`)",
     _I,
 )
-EVERY_CHANGE = re.compile(
-    r"\b(?:after|following|with)\s+(?:every|each|any)\s+(?:single\s+)?(?:[\w-]+\s+)?"
-    r"(?:change|edit|modification|commit|save|fix)",
-    _I,
-)
-VERIFY_COMMAND = re.compile(
-    r"\b(?:verif(?:y|ication)|check)\s+(?:commands?|lines?)\b", _I)
-RUN_SPAN = re.compile(r"\b(?:run|re-?run|execute)\s+`[^`]+`", _I)
-RUN = re.compile(r"\b(?:run|re-?run|execute|check|verify)\b|`", _I)
-# "Every change" as a label over the commands to run ("**After every change**", "Every
-# change:", "Check after each change").
-EVERY_CHANGE_LABEL = re.compile(
-    r"\b(?:every|each|any)\s+(?:single\s+)?(?:change|edit|modification|commit|save|fix)", _I)
-
 # 6 guardrails: a sentence that opens with a prohibition, after any list marker or label.
+# "No new dependencies.", "Avoid a focus-trap library." prohibit too; "No memory between
+# runs" and "No progress for 3 iterations" do not.
 GUARDRAIL = re.compile(
     r"^(?:[-*+>]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?[\s*_]*(?:[A-Za-z][\w' -]{0,25}:\s*[*_]*\s*)?"
-    rf"(?:you\s+(?:must|should|may)\s+(?:not|never)|do\s+not|don{_APOSTROPHE}?t|never|must\s+not|"
-    r"under\s+no\s+circumstances)\b",
+    rf"(?:(?:you\s+(?:must|should|may)\s+(?:not|never)|do\s+not|don{_APOSTROPHE}?t|never|"
+    r"must\s+not|under\s+no\s+circumstances|avoid)\b|"
+    r"no\s+(?!(?:memory|progress|recollection|need|matter|more|longer|problem|one|iterations?|"
+    r"luck|change\s+(?:needed|required))\b)(?=[\w`]))",
     _I,
 )
 PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
@@ -212,7 +185,8 @@ ITERATING = re.compile(
     r"\biterat\w*|\bloop\w*|\bre-?(?:enter\w*|run|read|orient\w*)\b|\bagain\b|\bno\s+memory\b|"
     r"\bremember\w*|\brecollection\b|\bprevious\s+(?:runs?|iterations?|attempts?|sessions?)\b|"
     r"\bfresh\b|\bfrom\s+scratch\b|\bstarts?\s+cold\b|\bresum\w*|\bcontinu\w*|\bpick(?:ing)?\s+"
-    r"(?:this|it|up)\b|\bcarr(?:y|ies)\s+over\b|\bin[- ]progress\b",
+    r"(?:this|it|up)\b|\bcarr(?:y|ies)\s+over\b|\bin[- ]progress\b|"
+    r"\b(?:each|every)\s+(?:time|run|session|invocation|pass|turn|round)\b",
     _I,
 )
 CURRENT_STATE = re.compile(
@@ -224,28 +198,35 @@ CURRENT_STATE = re.compile(
 )
 
 # 9 iteration-limit: each pattern captures the number. They are matched against a line
-# with its emphasis markup taken out ("**Max iterations:** 14").
+# with its emphasis markup taken out ("**Max iterations:** 14"). A loop's turns are its
+# iterations or its loops ("Stop after 12 loops").
+_TURNS = r"(?:loop\s+)?(?:iterations?|loops?)"
 LIMITS = (
     re.compile(rf"--max[-_]iterations(?:=|\s+){_NUMBER}", _I),
     re.compile(
         rf"\bmax(?:imum)?[\s_-]*(?:number\s+of\s+)?iterations?\s*(?:[:=]|is|of)?\s*{_NUMBER}", _I
     ),
-    re.compile(
-        rf"\biterations?\s*(?:limit|cap|budget|max(?:imum)?)\s*(?:[:=]|is|of)?\s*{_NUMBER}", _I
-    ),
+    re.compile(rf"\b(?:iterations?|loop)\s*(?:limit|cap|budget|max(?:imum)?)\s*(?:[:=]|is|of)?"
+               rf"\s*{_NUMBER}", _I),
+    re.compile(rf"\byou\s+(?:have|get)\s+(?:at\s+most\s+|up\s+to\s+)?{_NUMBER}\s+{_TURNS}\b",
+               _I),
+    re.compile(rf"\b(?:reach(?:es|ed)?|hits?|by|past)\s+iteration\s+(?:#\s*)?{_NUMBER}\b", _I),
     re.compile(
         r"\b(?:at\s+most|no\s+more\s+than|up\s+to|max(?:imum)?(?:\s+of)?|limit(?:ed)?"
-        r"(?:\s+(?:to|of))?|cap(?:ped)?(?:\s+(?:at|to))?|budget(?:\s+of)?|within)"
-        rf"\s*:?\s*{_NUMBER}\s+(?:loop\s+)?iterations?\b",
+        r"(?:\s+(?:to|of))?|cap(?:ped)?(?:\s+(?:at|to|of))?|budget(?:\s+of)?|within)"
+        rf"\s*:?\s*{_NUMBER}\s+{_TURNS}\b",
         _I,
     ),
-    re.compile(rf"\b{_NUMBER}[\s-]+iterations?\s*(?:max(?:imum)?|at\s+most|limit|cap|tops)\b", _I),
-    re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{_NUMBER}\s+iterations?\b", _I),
-    re.compile(rf"\b(?:by|at|after)\s+the\s+{_NUMBER}(?:st|nd|rd|th)\s+iteration\b", _I),
-    re.compile(rf"\bstop\s+after\s+{_NUMBER}\s+(?:iterations?|attempts)\b", _I),
+    re.compile(rf"\b{_NUMBER}[\s-]+{_TURNS}\s*(?:max(?:imum)?|at\s+most|limit|cap|tops|"
+               r"in\s+total)\b", _I),
+    re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{_NUMBER}\s+{_TURNS}\b", _I),
+    re.compile(rf"\b(?:by|at|after)\s+the\s+{_NUMBER}(?:st|nd|rd|th)\s+(?:iteration|loop)\b",
+               _I),
+    re.compile(rf"\b(?:stop|halt|give\s+up)\s+(?:after|at)\s+{_NUMBER}\s+(?:{_TURNS}|attempts)\b",
+               _I),
     # The BLOCKED-after-N rule: "If unable to make progress after [N] iterations, ..."
     re.compile(r"\b(?:progress|blocked|stuck)\b.{0,40}?\b(?:after|for|within|in)\s+"
-               rf"{_NUMBER}\+?\s+(?:consecutive\s+|more\s+)?iterations?\b", _I),
+               rf"{_NUMBER}\+?\s+(?:consecutive\s+|more\s+)?{_TURNS}\b", _I),
 )
 _EMPHASIS = re.compile(r"[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}")
 
@@ -260,16 +241,6 @@ def _inside_word(text: str, match: re.Match[str]) -> bool:
     after = text[match.end() : match.end() + 1]
     return before.isalnum() and after.isalnum()
 
-# 10 zero-ambiguity: withholding the promise until every criterion holds.
-_ALL = r"\b(?:all|every|each|both|100\s*%|fully|completely)\b"
-UNTIL_ALL = re.compile(
-    rf"\b(?:unless|until|before|except)\b.{{0,80}}?{_ALL}|"
-    r"\b(?:if|while|when)\s+(?:any|a\s+single|one|some)\b.{0,60}?\b(?:fail\w*|red|not\s+"
-    r"(?:met|pass\w*|true)|unmet|false|broken)\b|"
-    rf"\bonly\b.{{0,80}}?\b(?:when|if|once|after)\b.{{0,80}}?{_ALL}",
-    _I,
-)
-DONE_WORDS = r"<promise>|\bpromise\b|\bcompletion\b|\bcomplete\b|\bdone\b|\bfinished\b"
 
 
 def mentions_command(text: str) -> bool:

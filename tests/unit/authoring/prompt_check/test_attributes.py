@@ -103,6 +103,62 @@ def test_a_vague_phase_is_binary_when_its_verify_line_names_a_command() -> None:
     )
 
 
+SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
+          "- `pytest -q` exits 0\n- `ruff check .` exits 0\n")
+
+
+@pytest.mark.parametrize("signal", [
+    "Done → print <promise>DONE</promise> only when all 2 phases verify in one iteration.\n",
+    "All of these, in one iteration:\n- `pytest -q` exits 0\n- `ruff check .` exits 0\n\n"
+    "Then, and only then, output <promise>DONE</promise>.\n",
+    "| Check | Command | Expected |\n|---|---|---|\n| Tests | `pytest -q` | exit 0 |\n\n"
+    "Output <promise>DONE</promise> when every row in the table shows its expected result.\n",
+    "Output <promise>DONE</promise> when both phases pass and all checks are clean.\n",
+    "Output <promise>DONE</promise> once `pytest -q` and `ruff check .` are both clean.\n",
+    "Acceptance criteria:\n- [ ] `pytest -q` exits 0\n- [ ] `ruff check .` exits 0\n\n"
+    "Output <promise>DONE</promise> only when every acceptance box is ticked.\n",
+    "| Name | Command |\n|---|---|\n| tidy | `ruff check .` |\n\n"
+    "Output <promise>DONE</promise> when both phases pass and tidy is clean.\n",
+])
+def test_ways_of_pointing_the_signal_at_the_checks(signal: str) -> None:
+    assert failing(edit(SIGNAL, signal)) == []
+
+
+@pytest.mark.parametrize("condition", [
+    "when everything above passes", "when the definition of done holds",
+])
+def test_a_condition_may_point_at_the_criteria_in_words(condition: str) -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:",
+                "Definition of done:")
+    text = edit("Do not output the promise unless every criterion is met.",
+                f"Output <promise>DONE</promise> {condition}. Do not output the promise "
+                "unless every criterion is met.", text)
+    assert failing(text) == []
+
+
+def test_how_sure_the_agent_is_is_not_a_quality_word() -> None:
+    # Finishing on a hunch is attribute 10's concern, not attribute 1's.
+    text = edit(SIGNAL, "When you are reasonably confident both phases are complete, output "
+                        "<promise>DONE</promise>.\n")
+    assert failing(text) == ["zero-ambiguity"]
+
+
+def test_done_equals_says_what_finished_means_without_a_signal() -> None:
+    done = ("Done = every Verify above passes in one iteration. Never call it done with "
+            "anything red.\n")
+    text = edit(SIGNAL + "\nDo not output the promise unless every criterion is met.\n", done)
+    assert failing(text) == ["completion-signal"]
+    vague = edit("every Verify above passes in one iteration", "the code is clean", text)
+    assert failing(vague) == ["binary-completion-criteria", "completion-signal"]
+
+
+def test_a_list_item_ending_in_a_colon_introduces_its_sub_items_not_its_siblings() -> None:
+    # Found by test_render's property test: a criterion "`pytest` criteria:" in a phase.
+    text = edit("Phase 2: print debug lines when it is set.",
+                "Phase 2: print debug lines when it is set.\n- `pytest -q` criteria:\n- add")
+    assert failing(text) == []
+
+
 # 2 completion-signal
 
 def test_no_promise_tag_fails_without_a_line() -> None:
@@ -129,6 +185,25 @@ def test_a_tag_on_its_own_line_below_the_instruction_counts() -> None:
                 "Success criteria:\n- `pytest -q` exits 0\n- `ruff check .` exits 0\n\n"
                 "When every criterion holds, output exactly:\n\n<promise>DONE</promise>\n")
     assert failing(text) == []
+
+
+def test_an_arrow_into_the_tag_is_an_instruction() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:",
+                "All of the following pass in one iteration → <promise>DONE</promise>:")
+    assert failing(text) == []
+    blocked = edit("If still stuck, output <promise>BLOCKED</promise>.",
+                   "Still stuck → <promise>BLOCKED</promise>.", text)
+    assert failing(blocked) == []
+
+
+def test_the_final_messages_content_on_a_condition_is_an_instruction() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:",
+                "Your final message must be exactly <promise>DONE</promise>, and only when "
+                "all of the following are true:")
+    assert failing(text) == []
+    unconditional = edit(", and only when all of the following are true:", ".\n\nCriteria:",
+                         text)
+    assert "completion-signal" in failing(unconditional)
 
 
 def test_blocked_is_not_a_completion_signal() -> None:
@@ -178,9 +253,27 @@ def test_blocked_without_a_repeat_rule_fails_on_blocked() -> None:
 @pytest.mark.parametrize("rule", [
     "fails 3+ times", "fails twice in a row", "fails on three consecutive iterations",
     "keeps failing after three attempts", "shows 3 identical failures",
+    "survives three genuinely different fix attempts", "still fails after 3 fixes",
 ])
 def test_ways_of_saying_the_same_error_again(rule: str) -> None:
     assert failing(edit("fails 3 times", rule)) == []
+
+
+def test_changing_course_when_stuck_without_a_count_counts() -> None:
+    text = edit("If the same test fails 3 times, write what you tried in `NOTES.md` and "
+                "change approach.", "If you get stuck, step back and try a different approach.")
+    assert failing(text) == []
+    no_course = edit("If you get stuck, step back and try a different approach.",
+                     "If you get stuck, explain the problem.", text)
+    assert failing(no_course) == ["failure-instructions"]
+
+
+@pytest.mark.parametrize("give_up", [
+    "After 3 iterations with zero progress, write it up in `NOTES.md` and stop.",
+    "Nothing moving after 3 iterations: write the blocker down and stop.",
+])
+def test_ways_of_saying_when_to_give_up(give_up: str) -> None:
+    assert failing(edit("If still stuck, output <promise>BLOCKED</promise>.", give_up)) == []
 
 
 # 4 ordered-phases
@@ -215,6 +308,64 @@ def test_a_numbered_list_under_an_unrelated_heading_is_not_phases() -> None:
     assert failing(text) == ["ordered-phases"]
 
 
+PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
+          "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`\n")
+
+
+@pytest.mark.parametrize("phases", [
+    "## Milestones\n\n**M1 — Parse.** Parse the flag.\n- Verify: `pytest -q -k parse`\n\n"
+    "**M2 — Print.** Print debug lines.\n- Verify: `pytest -q`\n\n## Rules\n",
+    "| # | Phase | Verify |\n|---|---|---|\n| 1 | parse the flag | `pytest -q -k parse` |\n"
+    "| 2 | print debug lines | `pytest -q` |\n",
+    "## Phases\n\n| Phase | Work | Done when |\n|---|---|---|\n| 1 | parse | `pytest -q` "
+    "passes |\n| 2 | print | `pytest -q` passes |\n\n## Rules\n",
+    "1. Parse the flag.\n   Verify: `pytest -q -k parse`\n2. Print debug lines.\n"
+    "   Verify: `pytest -q`\n",
+    "1. `pytest -q -k parse` → all ok.\n2. `pytest -q` → all ok, and step 1 still passes.\n",
+    "## Phases\n\n### 1. Parse\nParse the flag. Verify: `pytest -q -k parse`\n\n"
+    "### 2. Print\nPrint debug lines. Verify: `pytest -q`\n\n## Rules\n",
+])
+def test_ways_of_writing_ordered_phases(phases: str) -> None:
+    # The base prompt's cold start says "check the current state"; the bare numbered list
+    # without checks also needs the prompt to speak of its steps.
+    assert failing(edit(PHASES, phases)) == []
+
+
+@pytest.mark.parametrize("not_phases", [
+    "## Rules\n1. Run `pytest -q` after every change. Verify: `pytest -q`\n"
+    "2. Keep `ruff check .` clean. Verify: `ruff check .`\n",
+    "1. parse the flag\n2. print debug lines\n",
+    "## Requirements (no particular order)\n\n| # | Requirement |\n|---|---|\n"
+    "| 1 | parse the flag |\n| 2 | print debug lines |\n",
+])
+def test_numbered_things_that_are_not_phases(not_phases: str) -> None:
+    assert "ordered-phases" in failing(edit(PHASES, not_phases))
+
+
+@pytest.mark.parametrize("phases", [
+    "Build the parser, then the printer, then the CLI.\n",
+    "- First, parse the flag.\n- Then print debug lines.\n- Finally, document it.\n",
+    "## Requirements (in order)\n- parse the flag\n- print debug lines\n\n## Rules\n",
+])
+def test_ways_of_telling_the_order_in_words(phases: str) -> None:
+    assert failing(edit(PHASES, phases)) == []
+
+
+@pytest.mark.parametrize("not_phases", [
+    "If stuck, read the error, then rerun the test, then try again.\n",
+    "## Requirements\n- parse the flag\n- print debug lines\n\n## Rules\n",
+    "## Requirements (in no particular order)\n- parse the flag\n- print debug lines\n",
+])
+def test_words_that_do_not_order_the_work(not_phases: str) -> None:
+    assert "ordered-phases" in failing(edit(PHASES, not_phases))
+
+
+def test_a_bare_numbered_list_is_the_plan_when_the_prompt_speaks_of_its_steps() -> None:
+    text = edit(PHASES, "1. parse the flag\n2. print debug lines\n").replace(
+        "`pytest -q`.", "`pytest -q`; resume at the first step not done.", 1)
+    assert failing(text) == []
+
+
 def test_phase_lines_inside_code_do_not_count() -> None:
     text = edit("Phase 1: parse", "- parse").replace("Phase 2: print", "- print")
     text += "\n```\nPhase 1: example\nPhase 2: example\n```\n"
@@ -234,6 +385,11 @@ def test_the_run_after_every_change_rule_bakes_verification_in() -> None:
 def test_an_after_change_rule_must_name_the_command() -> None:
     text = edit("Run `pytest -q` after every change.", "Run the tests after every change.")
     assert failing(text) == ["verification-commands"]
+    vague = edit("Run `pytest -q` after every change.", "Check it works after every change.")
+    assert failing(vague) == ["verification-commands"]
+    make_sure = edit("Run `pytest -q` after every change.",
+                     "After every change, make sure nothing broke; find out why if it did.")
+    assert failing(make_sure) == ["verification-commands"]
     named_elsewhere = edit("Run `pytest -q` after every change.",
                            "Run the Verify command of the current phase after every change.")
     assert failing(named_elsewhere) == []
@@ -247,6 +403,58 @@ def test_an_after_change_rule_must_name_the_command() -> None:
 ])
 def test_ways_of_writing_the_after_change_rule(rule: str) -> None:
     assert failing(edit("Run `pytest -q` after every change.", rule)) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "`pytest -q` after each module you touch.",
+    "Run `pytest -q` after each batch of edits.",
+    "`Rscript -e 'devtools::test()'` after each change.",
+    "After each edit: the Verify command for the phase you're on.",
+    "After every change, run the command for the phase you're in.",
+    "After every edit: both commands above.",
+    "Whenever you change code, run `pytest -q`.",
+    "After changing any file, run `pytest -q`.",
+])
+def test_more_ways_of_writing_the_after_change_rule(rule: str) -> None:
+    assert failing(edit("Run `pytest -q` after every change.", rule)) == []
+
+
+def test_a_program_named_in_prose_is_the_command_given_elsewhere() -> None:
+    text = edit("`pytest -q`.", "`latexmk -pdf main.tex`.").replace(
+        "Run `pytest -q` after every change.", "Rebuild with latexmk after every change.")
+    assert failing(text) == []
+    assert failing(edit("`latexmk -pdf main.tex`", "`make pdf`", text)) == [
+        "verification-commands"]
+
+
+def test_a_rule_may_name_the_commands_by_the_names_the_prompt_gives_them() -> None:
+    table = ("| Name | Command |\n|---|---|\n| test | `uv run pytest -q` |\n"
+             "| lint | `uv run ruff check .` |\n\n")
+    text = edit("Run `pytest -q` after every change.",
+                table + "Run **test** and **lint** after every change.")
+    assert failing(text) == []
+    assert failing(text.replace("| test |", "| unit |").replace("| lint |", "| style |")) == [
+        "verification-commands"]
+
+
+def test_a_rule_under_a_heading_that_gives_the_commands_refers_to_them() -> None:
+    checks = "## Checks\n\n    pytest -q\n    ruff check .\n\nRun the first one after every change."
+    assert failing(edit("Run `pytest -q` after every change.", checks)) == []
+    prose = "## Checks\n\nRun the first one after every change."
+    assert failing(edit("Run `pytest -q` after every change.", prose)) == [
+        "verification-commands"]
+
+
+def test_a_verify_line_may_name_a_command_from_the_prompts_table() -> None:
+    table = ("| Name | Command |\n|---|---|\n| parse tests | `pytest -q -k parse` |\n"
+             "| all tests | `pytest -q` |\n\n")
+    text = edit("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
+                "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`",
+                table + "Phase 1: parse the flag. Verify: parse tests.\n"
+                "Phase 2: print debug lines when it is set. Verify: all tests.").replace(
+        "Run `pytest -q` after every change.",
+        "After every change, run the command for the phase you're in.")
+    assert failing(text) == []
 
 
 def test_no_run_after_every_change_fails() -> None:
@@ -274,15 +482,18 @@ def test_the_promise_rule_alone_is_not_a_guardrail() -> None:
 
 @pytest.mark.parametrize("rule", [
     "Never add dependencies.", "- Don\u2019t add dependencies.", "**Rules.** Don't add any.",
-    "You must not add dependencies.",
+    "You must not add dependencies.", "No new dependencies.", "- Avoid adding dependencies.",
 ])
 def test_ways_of_writing_a_guardrail(rule: str) -> None:
     assert failing(edit("Do not add dependencies.", rule)) == []
 
 
-def test_a_negation_that_is_not_a_rule_is_not_a_guardrail() -> None:
-    assert failing(edit("Do not add dependencies.", "You do not need a database.")) == [
-        "guardrails"]
+@pytest.mark.parametrize("not_a_rule", [
+    "You do not need a database.", "No memory carries over.", "Do nothing fancy.",
+    "Nevertheless, keep going.",
+])
+def test_a_negation_that_is_not_a_rule_is_not_a_guardrail(not_a_rule: str) -> None:
+    assert failing(edit("Do not add dependencies.", not_a_rule)) == ["guardrails"]
 
 
 # 7 scoped-context
@@ -309,6 +520,18 @@ def test_leaving_everything_else_alone_is_out_of_scope() -> None:
     assert failing(text) == []
 
 
+def test_paths_only_then_never_paths() -> None:
+    text = edit("In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.",
+                "Scope: `cli/main.py`, `tests/test_cli.py` only; never `vendor/`.")
+    assert failing(text) == []
+    only = edit("Scope: `cli/main.py`, `tests/test_cli.py` only; never `vendor/`.",
+                "Scope: `cli/main.py`, `tests/test_cli.py` only.", text)
+    assert failing(only) == []
+    named = edit("Scope: `cli/main.py`, `tests/test_cli.py` only; never `vendor/`.",
+                 "Scope: `cli/main.py`, `tests/test_cli.py`.", text)
+    assert failing(named) == ["scoped-context"]
+
+
 def test_paths_under_an_out_of_scope_heading_are_out_of_scope() -> None:
     text = edit("Out of scope: `vendor/`.", "\n\n## Do not touch\n- vendor/\n- migrations/")
     assert failing(text) == []
@@ -322,6 +545,12 @@ def test_a_task_paragraph_first_fails_and_points_at_the_cold_start() -> None:
         id=8, key="cold-start", passed=False, evidence="line 3: Add a verbose flag to the CLI.",
         fix="move the cold-start paragraph (line 5) to the top, before anything else",
     )
+
+
+def test_each_time_you_start_is_iterating() -> None:
+    text = edit("You are iterating on the `--verbose` flag. You have no memory of earlier "
+                "iterations, so first", "Each time you start on the `--verbose` flag, first")
+    assert failing(text) == []
 
 
 def test_iterating_without_checking_the_state_fails() -> None:
@@ -343,6 +572,10 @@ def test_a_plain_title_line_and_front_matter_come_before_the_cold_start() -> Non
 @pytest.mark.parametrize("limit", [
     "Max iterations: 25", "max-iterations: 1", "--max-iterations 12", "Iteration cap: 8",
     "Stop after at most twelve iterations.", "Limit: 15 iterations maximum.",
+    "Stop after 12 loops.", "Max 12 loops.", "A cap of 12 iterations.",
+    "12 iterations in total.", "Loop budget: 15", "You have 12 iterations.",
+    "If you reach iteration 20, stop.", "You have eighteen iterations at most.",
+    "Stop after twenty-two iterations.",
 ])
 def test_conservative_limits_pass(limit: str) -> None:
     assert failing(edit("Max iterations: 10", limit)) == []
@@ -350,7 +583,7 @@ def test_conservative_limits_pass(limit: str) -> None:
 
 @pytest.mark.parametrize(("limit", "value"), [
     ("Max iterations: 26", 26), ("--max-iterations 50", 50), ("Iteration budget: 40", 40),
-    ("max iterations: 0", 0),
+    ("max iterations: 0", 0), ("You have 30 iterations.", 30),
 ])
 def test_a_limit_over_25_or_zero_fails_on_its_line(limit: str, value: int) -> None:
     assert result(edit("Max iterations: 10", limit), "iteration-limit") == AttributeResult(
@@ -380,10 +613,34 @@ def test_no_rule_against_an_early_promise_fails() -> None:
     "Only output the promise when every criterion above passes.",
     "Never print DONE if any test fails.",
     "Do not stop or claim you are finished until every check passes.",
+    "Never call it done with anything red.",
+    "Don't treat it as finished while any check fails.",
+    "If even one check doesn't pass, you're not done.",
+    "If anything is red, keep working.",
+    "Any failing check left = not done.",
+    "Do not output the promise until everything passes.",
+    "Only claim completion when all checks pass.",
+    "Outputting the promise before every check passes is forbidden.",
+    "Never send the promise with a failing test.",
 ])
 def test_ways_of_withholding_the_promise(rule: str) -> None:
     text = edit("Do not output the promise unless every criterion is met.", rule)
     assert failing(text) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "Not before.", "Only if true.", "If that's not true, don't print it.",
+    "Not before; no partial credit.", "Don't output the promise early.",
+    "Not a moment before.", "Until then, do not print it.",
+])
+def test_a_short_rule_right_after_a_signal_that_waits_for_everything(rule: str) -> None:
+    signal = ("Output <promise>DONE</promise> when `pytest -q` and `ruff check .` both exit 0."
+              f" {rule} Don't lie to get out.\n")
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
+                "- `pytest -q` exits 0\n- `ruff check .` exits 0\n\n"
+                "Do not output the promise unless every criterion is met.\n", signal)
+    assert failing(text) == []
+    assert failing(text.replace(" both exit", " exit")) == ["zero-ambiguity"]
 
 
 @pytest.mark.parametrize("rule", [
@@ -393,5 +650,23 @@ def test_ways_of_withholding_the_promise(rule: str) -> None:
 def test_a_weaker_rule_is_not_zero_ambiguity(rule: str) -> None:
     text = edit("Do not output the promise unless every criterion is met.", rule)
     assert "zero-ambiguity" in failing(text)
+
+
+@pytest.mark.parametrize("leave", [
+    "Close enough is fine.", "If one check is flaky, output the promise anyway.",
+    "If you're fairly confident, go ahead and print it.", "Minor leftovers are fine.",
+])
+def test_leave_to_finish_anyway_undoes_the_rule(leave: str) -> None:
+    text = edit("every criterion is met.", f"every criterion is met. {leave}")
+    assert result(text, "zero-ambiguity") == AttributeResult(
+        id=10, key="zero-ambiguity", passed=False,
+        evidence=f"line 20: Do not output the promise unless every criterion is met. {leave}",
+        fix="remove the permission to finish anyway: output the promise only when every "
+            "criterion is met")
+
+
+def test_refusing_close_enough_is_not_leave_to_finish() -> None:
+    text = edit("every criterion is met.", 'every criterion is met: no "close enough".')
+    assert failing(text) == []
 
 

@@ -1,0 +1,98 @@
+"""What attribute 1 judges a criterion by: words that judge quality without a measure
+("clean", "properly structured", "good": the seed's NO examples), and results that only a
+command can show ("All tests pass", "Coverage > 80%": its YES examples)."""
+
+from __future__ import annotations
+
+import re
+
+from finesse.authoring.prompt_check.vocabulary import (
+    CODE_SPAN,
+    looks_like_command,
+    mentions_command,
+)
+
+_I = re.IGNORECASE
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+
+# Words that judge quality without saying how to measure it: "Code is clean", "Make it good",
+# "Properly structured" (the seed's own NO examples), and their kin. A hyphenated compound
+# ("machine-readable", "well-known") is not one.
+_NOT_IN_COMPOUND = r"(?<![\w-])"
+VAGUE = re.compile(
+    _NOT_IN_COMPOUND
+    + r"(?:clean(?:ly|er)?|good|better|nice(?:r|ly)?|elegant(?:ly)?|idiomatic(?:ally)?|"
+    r"robust(?:ly)?|proper(?:ly)?|well[- ](?:written|structured|organi[sz]ed|designed|"
+    r"documented|tested|named|factored)|organi[sz]ed|readable|maintainable|polish(?:ed)?|"
+    r"professional(?:ly)?|production[- ](?:ready|quality|grade)|high[- ]quality|"
+    r"looks?\s+(?:right|good|fine|nice|clean|better|professional|polished)|"
+    r"easy\s+to\s+(?:read|follow|understand|maintain|use)|sensible|friendl(?:y|ier)|helpful|"
+    r"(?:is|are|be)\s+clear|tid(?:y|ier)|messy|beautiful(?:ly)?|intuitive(?:ly)?|"
+    r"as\s+appropriate|appropriate(?:ly)?|reasonabl[ey]|sufficient(?:ly)?|correctly|"
+    r"as\s+expected|as\s+needed|where\s+necessary|proud|flows?\s+well|works?\s+well)\b",
+    _I,
+)
+# A quality word that a command's result pins down is not vague: "the commands pass
+# cleanly", "RuboCop clean", "lint-clean", "a clean build", `make clean`.
+MEASURED_QUALITY = re.compile(
+    r"\b(?:pass\w*|exit\w*|run\w*|build\w*|compil\w*)\s+cleanly\b|"
+    r"\b(?:lint|\w*cop|\w*lint|tree|build)[- ]clean\b|"
+    r"\bclean\s+(?:build|checkout|working\s+tree|tree|install|exit)\b|\bmake\s+clean\b|"
+    # "all five checks are clean", "the scans come back clean": the commands' output.
+    r"\b(?:checks?|commands?|linters?|lint|scans?|builds?|gates?)\s+(?:(?:all|both)\s+)?"
+    r"(?:are|is|come\s+back|stay|run|return)\s+(?:(?:all|both)\s+)?clean\b|"
+    # "when you're reasonably confident the phases are complete": how sure, not how good
+    # (leave to finish on a hunch is attribute 10's concern).
+    r"\b(?:reasonabl[ey]|fairly|pretty|quite|sufficiently)\s+(?:confident|sure|certain)\b",
+    _I,
+)
+# Results that only a command can show ("All tests pass", "Coverage > 80%", "No linter
+# errors", "API returns 200 for GET /users": the seed's YES examples).
+CHECKABLE = re.compile(
+    r"\b(?:pass(?:es|ed|ing)?|green|succeed(?:s|ed)?|exit(?:s|ed)?|"
+    r"fail(?:s|ed)?\s+(?:with|for|on)|return(?:s|ed)?\s+(?:HTTP\s+|status\s+)?\d{3}|"
+    r"(?:HTTP|status)\s+\d{3}|print(?:s|ed)?|reports?|emits?|logged|"
+    r"(?:no|zero|0)\s+(?:[\w-]+\s+){0,2}(?:errors?|warnings?|violations?|failures?|issues?|"
+    r"leaks?|offen[cs]es?|diffs?|changes?|matches)|coverage|exists?|contains?|raises?|"
+    r"matches|equals?|(?:is|are)\s+(?:at\s+least|at\s+most|exactly|below|above|under|over|"
+    r"between)|(?:under|below|above|over|at\s+least|at\s+most)\s+\d)\b|\d\s*%|[<>]=?\s*\d",
+    _I,
+)
+
+# "The task is finished only when ...", "Done = every check passes", in a prompt without a
+# signal.
+DONE_WHEN = re.compile(
+    r"\b(?:finished|complete|completed|done|completion)\b[^.]{0,40}?\b(?:only\s+)?"
+    r"(?:when|once|if)\b|\b(?:done|finished|complete)\s*(?:=|means\b)", _I)
+# A completion condition that points at checks given elsewhere: "when ALL phases are
+# complete", "when all four steps hold", "when every item above holds".
+NAMES_THE_WORK = re.compile(
+    r"\b(?:phases?|steps?|stages?|milestones?|parts?|checks?|criteria|criterion|items?|"
+    r"requirements?|tasks?|verifications?|verif(?:y|ies)|gates?|commands?|tests?|"
+    r"conditions?|box(?:es)?|rows?|tables?|deliverables?|goals?|acceptance|"
+    r"definition\s+of\s+done)\b|"
+    r"\b(?:everything|all(?:\s+of)?\s+(?:the\s+)?)\s*(?:above|below|listed)\b", _I)
+
+
+def vague_word(text: str, names: frozenset[str] = frozenset()) -> str | None:
+    """The first word of `text`, outside code, that judges quality without a measure. The
+    `names` of the prompt's commands stand for checks: "tidy and format are clean" reads
+    "check and check are clean"."""
+    # A command in a code span is a check too: "`bats test/` and `shellcheck x` are clean".
+    prose = CODE_SPAN.sub(
+        lambda span: " check " if looks_like_command(span.group(0).strip("`")) else " ", text)
+    for name in sorted(names, key=len, reverse=True):
+        prose = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", "check", prose, flags=_I)
+    prose = MEASURED_QUALITY.sub(" ", prose)
+    found = VAGUE.search(prose)
+    return found.group(0) if found else None
+
+
+def checkable(text: str) -> bool:
+    """Whether `text` names a command, or a result only a command can show. A criterion
+    that opens with a code span ("- `make check` prints OK") names its command."""
+    if CHECKABLE.search(CODE_SPAN.sub(" ", text)) or _LIST_MARKER.sub("", text).startswith("`"):
+        return True
+    spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
+    return any(looks_like_command(span) for span in spans) or bool(
+        mentions_command(CODE_SPAN.sub(" ", text)))

@@ -1,0 +1,113 @@
+"""Attribute 5, verification commands baked in: the prompt tells the agent what to run after
+every change ("After each change, run npm test and npm run lint. If either fails, fix before
+moving on.").
+
+The rule names the command, or points at commands the prompt gives elsewhere:
+- in a code span or by a known program: "Run `pytest -q` after every change";
+- by the program of a command given elsewhere: "Rebuild with latexmk after every change"
+  where `latexmk -pdf main.tex` is given;
+- by the name the prompt gives a command: "Run **test** and **lint** after every change"
+  under a table "| test | `uv run pytest -q` |";
+- as the phase's command: "After each edit: the spec command for the step you're on";
+- as the commands given above or below: "After every edit: both commands above";
+- from the section that gives them: under "## Checks" and its code block, "Run the first
+  two after every template change".
+The change may be any unit of editing: "after each module you touch", "after each batch of
+edits", "after every template change", "whenever you change code".
+"""
+
+from __future__ import annotations
+
+import re
+
+from finesse.authoring.prompt_check.commands import (
+    block_commands,
+    command_texts,
+    invocation,
+    names_in,
+)
+from finesse.authoring.prompt_check.criteria import phase_verified
+from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.vocabulary import (
+    CODE_SPAN,
+    PHASE_WORDS,
+    looks_like_command,
+    mentions_command,
+)
+
+_I = re.IGNORECASE
+_EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
+EVERY_CHANGE = re.compile(
+    r"\b(?:after|following|with)\s+(?:every|each|any)\s+(?:single\s+)?(?:[\w-]+\s+){0,2}?"
+    r"(?:change|edit|modification|commit|save|fix)|"
+    r"\b(?:after|following)\s+(?:every|each|any)\s+(?:[\w-]+\s+){1,2}?you(?:['\u2019]ve|"
+    rf"\s+have)?\s+{_EDITING}|"
+    # "Whenever you change code", "Every time you edit a file", "after changing any file".
+    rf"\b(?:whenever|every\s+time|each\s+time|any\s+time)\s+you\s+{_EDITING}|"
+    r"\bafter\s+(?:changing|editing|modifying|touching)\s+(?:any|a|the|some)?\s*"
+    r"(?:code|files?|sources?|anything)\b",
+    _I,
+)
+# "Every change" as a label over the commands to run ("**After every change**", "Every
+# change:", "Check after each change").
+EVERY_CHANGE_LABEL = re.compile(
+    r"\b(?:every|each|any)\s+(?:single\s+)?(?:change|edit|modification|commit|save|fix)", _I)
+VERIFY_COMMAND = re.compile(r"\b(?:verif(?:y|ication)|check)\s+(?:commands?|lines?)\b", _I)
+RUN_SPAN = re.compile(r"\b(?:run|re-?run|execute)\s+`[^`]+`", _I)
+_COMMAND_WORD = re.compile(r"\b(?:commands?|checks?|verif\w*)\b", _I)
+POINTS_AT_COMMANDS = re.compile(
+    r"\b(?:commands?|checks?)\s+(?:above|below|listed|given\s+(?:above|below)|"
+    r"(?:from|in)\s+the\s+table)\b|\b(?:both|all\s+(?:the\s+|\w+\s+)?)(?:commands|checks)\b",
+    _I,
+)
+_WORD = re.compile(r"[\w+-]+")
+FIX = "add 'Run `<test command>` after every change.'"
+
+
+def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
+    """Whether a rule names the command(s) to run after every change, in a sentence or in
+    the list under an "After every change" label: (passed, its line, the fix)."""
+    doc = prompt.doc
+    verified = any(phase_verified(phase, prompt.command_names)
+                   for phase in prompt.phases.found)
+    gives_commands = any(True for _ in command_texts(doc))
+
+    def names(text: str) -> bool:
+        words = {word.lower() for word in _WORD.findall(CODE_SPAN.sub(" ", text))}
+        return (names_command(text) or bool(words & prompt.programs)
+                or names_in(text, prompt.command_names)
+                or (verified and bool(VERIFY_COMMAND.search(text) or (
+                    _COMMAND_WORD.search(text) and PHASE_WORDS.search(text))))
+                or (gives_commands and POINTS_AT_COMMANDS.search(text) is not None))
+
+    for index, block in doc.prose():
+        if block.kind == "heading" and EVERY_CHANGE_LABEL.search(block.title):
+            if any(names(item.text) for item in doc.section(index)):
+                return True, block.first, ""
+            continue
+        for sentence in block.sentences():
+            text = sentence.text
+            if (EVERY_CHANGE.search(text) or EVERY_CHANGE_LABEL.search(text)) and (
+                    names(text) or _under_commands(doc, index)):
+                return True, sentence.line_at(), ""
+    return False, None, FIX
+
+
+def names_command(text: str) -> bool:
+    """Whether `text` names a command: a code span that reads as one, one run by name
+    ("Run `./check` ..."), or a known program in the prose."""
+    spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
+    return any(looks_like_command(span) or invocation(span) for span in spans) or bool(
+        RUN_SPAN.search(text) or mentions_command(CODE_SPAN.sub(" ", text)))
+
+
+def _under_commands(doc: Document, index: int) -> bool:
+    """Whether the block at `index` sits under a heading whose section gives commands in a
+    code block ("## Checks", the commands, "Run the first two after every change")."""
+    over = doc.headings_over(index)
+    if not over:
+        return False
+    position = {id(block): at for at, block in enumerate(doc.blocks)}
+    return any(block_commands(doc, position[id(block)])
+               for block in doc.section(position[id(over[0])]))
