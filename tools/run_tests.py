@@ -8,6 +8,7 @@ the end-to-end tests, then runs pytest. Standard library only. pytest's "no test
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -31,6 +32,11 @@ def _step(title: str, command: Sequence[str | os.PathLike[str]], **kwargs: objec
 def main(argv: Sequence[str] | None = None) -> int:
     # The whole suite: the slow stress runs too, which a plain `pytest` leaves out.
     pytest_args = ["-m", "slow or not slow", *(sys.argv[1:] if argv is None else argv)]
+    missing = [tool for tool in ("git", "node", "npm", "tmux") if shutil.which(tool) is None]
+    if missing:
+        print(f"run_tests: the end-to-end tests need {', '.join(missing)} on PATH: install "
+              "it, then run this again", file=sys.stderr)
+        return 1
     if not _python().exists():
         print(f"==> creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)

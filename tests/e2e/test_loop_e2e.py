@@ -224,3 +224,45 @@ def test_loop_edits_files_with_tool_calls(run_claude: ClaudeRunner, project: Pat
     assert model.call_count == 4, run.describe()
     assert (project / "calc.py").read_text() == "def add(a, b): return a + b\n"
     assert _only_ended_loop(project)["outcome"] == "success"
+
+
+def _transcript(run: ClaudeRun) -> list[dict[str, Any]]:
+    path = run.transcript_path
+    assert path is not None, run.describe()
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_iterations_continue_as_additional_context_not_as_errors(
+    run_claude: ClaudeRunner, project: Path
+) -> None:
+    # Each iteration goes on through the Stop hook's additionalContext: the model gets the
+    # next prompt as context, the transcript records no "Stop hook feedback" turn and no
+    # blocking error, and Claude Code's cap of 8 continuations in a row does not end a loop
+    # whose iterations use tools (a tool call resets it): ten iterations run.
+    script = []
+    for n in range(1, 11):
+        script += [[bash(f"echo {n} >> steps.txt")], [text(f"Step {n} written.")]]
+    with FakeModel(script) as model:
+        run = run_claude('/ralph-loop "Write the steps" --max-iterations 10', cwd=project,
+                         model=model)
+    _ok(run)
+    assert model.call_count == 20, run.describe()
+    loop = _only_ended_loop(project)
+    assert (loop["outcome"], loop["iteration"]) == ("limit", 10)
+    assert (project / "steps.txt").read_text().split() == [str(n) for n in range(1, 11)]
+    entries = _transcript(run)
+    contexts = [entry["attachment"]["content"] for entry in entries
+                if entry.get("type") == "attachment"
+                and entry["attachment"].get("type") == "hook_additional_context"
+                and entry["attachment"].get("hookEvent") == "Stop"]
+    assert len(contexts) == 9
+    assert [context[0].split(":")[0] for context in contexts] == [
+        f"Ralph iteration {n}/10" for n in range(2, 11)]
+    assert not [entry for entry in entries if entry.get("type") == "attachment"
+                and entry["attachment"].get("type") == "hook_blocking_error"]
+    assert not [entry for entry in entries if entry.get("type") == "user"
+                and "Stop hook feedback" in json.dumps(entry.get("message"))]
+    # What the model was sent for iteration 2: the prompt as additional context.
+    assert ("Stop hook additional context: Ralph iteration 2/10: output "
+            "<promise>RALPH_LOOP_STOP</promise> only when it is completely true"
+            in model.last_user_text(2))

@@ -5,13 +5,21 @@ receipts hold exactly the scripted figures."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.fakeapi import FakeModel, text, usage
-from tests.e2e.harness import ClaudeRun, ClaudeRunner
+from tests.e2e.harness import REPO_ROOT, ClaudeRun, ClaudeRunner
+from tests.e2e.interactive import GATEWAY_TOKEN, Interactive, window_headers
+from tests.helpers.repo import git
 
 pytestmark = pytest.mark.e2e
 
@@ -70,3 +78,54 @@ def test_a_budget_ends_the_loop_at_the_iteration_that_spends_it(
     assert "- Spent on rejected completion claims: $0.00 (estimated) (0 claim(s))" in report
     raised = "--max-tokens 800000" if "tokens" in budget else "--max-cost 4"
     assert f"/ralph-resume {raised}" in report
+
+
+def test_stop_at_quota_ends_the_loop_when_the_status_line_reports_the_window_full(
+        claude_bin: Path, claude_home: Path, project: Path) -> None:
+    # Interactive: the status line runs only there. `ralph statusline --install` points the
+    # project's settings at it; Claude Code gives it the five-hour window the (fake) gateway
+    # reports at 85%; it records the figures; the loop's next stop ends it as `quota`.
+    resets = int(time.time()) + 2 * 3600 + 300
+    installed = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "bin" / "ralph"), "statusline", "--install",
+         "--project", str(project)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(claude_home)})
+    assert installed.returncode == 0, installed.stderr
+    git(project, "add", ".claude/settings.json")
+    git(project, "commit", "-qm", "status line")
+    recorded_at = project / ".claude" / "ralph" / "quota.json"
+
+    def after_the_status_line(n: int) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+        # The status line runs after each change of the conversation, debounced; a scripted
+        # model answers far faster than a real one, so it waits until the figures are in.
+        def reply(body: dict[str, Any]) -> list[dict[str, Any]]:
+            deadline = time.monotonic() + 30
+            while not recorded_at.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            return [text(f"Tidying, step {n}."), REPORTED]
+        return reply
+
+    script: list[Any] = [[text("Tidying, step 1."), REPORTED],
+                         *(after_the_status_line(n) for n in range(2, 7))]
+    headers = window_headers(0.85, resets, 0.2, resets + 5 * 86400)
+    history = project / ".claude" / "ralph" / "history"
+    with FakeModel(script, headers=headers) as model, Interactive(
+            claude_bin, claude_home, project, model.base_url,
+            env={"ANTHROPIC_AUTH_TOKEN": GATEWAY_TOKEN}, api_key=False) as session:
+        session.wait_for("ralph: no loop", 60)  # our status line, in place
+        session.type('/ralph-loop "Tidy the docs" --stop-at-quota 80 --max-iterations 6 '
+                     "--quiesce-after 6")
+        session.wait_until(lambda: any(history.glob("*.json")), 90)
+    [loop] = _ended(project)
+    when = datetime.fromtimestamp(resets, UTC).strftime("%Y-%m-%d %H:%M")
+    assert loop["outcome"] == "quota", loop["end_message"]
+    assert loop["end_message"].endswith(
+        f"the five-hour usage window is at 85% (--stop-at-quota 80); it resets at {when} UTC. "
+        "Resume after that with /ralph-resume.")
+    # Ended at the first stop after the figures were recorded: usually the second (the
+    # first stop comes right after the first reply, before the debounced status line).
+    assert loop["iteration"] in (1, 2)
+    recorded = json.loads(recorded_at.read_text())
+    assert (recorded["five_hour"], recorded["seven_day"]) == (85, 20)
+    assert model.requests and all("authorization" in request.headers
+                                  for request in model.requests)
