@@ -82,3 +82,27 @@ def test_versions_agree() -> None:
 
     assert {plugin["version"], market["plugins"][0]["version"], project["version"],
             finesse.__version__} == {"0.1.0"}
+
+
+def test_the_spend_sample_is_what_a_report_renders() -> None:
+    from finesse.hooks.statusline import describe
+    from finesse.loop.report import spend_section
+    from finesse.models import IterationRecord, ModelUsage
+    from finesse.models import replace as changed
+    from tests.helpers.states import T0, command_result, make_state
+
+    def made(number: int, result: str, tokens: int, reads: int, cost: float) -> IterationRecord:
+        return IterationRecord(number=number, started_at=T0, ended_at=T0, result=result,
+                               usage=[ModelUsage("claude-sonnet-4-5", tokens, 0, 0, reads)],
+                               cost=cost)
+
+    state = make_state(ROOT, outcome="success", verified=True, iteration=3, iterations=[
+        made(1, "rejected", 18_400, 52_000, 0.13), made(2, "continue", 9_100, 70_000, 0.08),
+        made(3, "success", 7_300, 79_000, 0.07)])
+    rendered = "\n".join(spend_section(state)[3:-1])
+    assert rendered in README
+    red = [command_result("pytest -q", 1)]
+    line = describe(changed(state, iteration=3, outcome=None, last_verification=red), None)
+    assert line.startswith("ralph 3/8 · verify red · ")
+    assert re.search(r"`ralph \d+/\d+ · verify red · [\d.]+k tok ~\$[\d.]+ est · 5h \d+% · "
+                     r"7d \d+%`", README)
