@@ -267,3 +267,34 @@ def test_launcher_finds_the_root_from_a_subdirectory(git_repo: Path, store: Loop
         "hookEventName": "SessionStart",
         "additionalContext": "(Re-stated after compact)\n" + start_context(state),
     }}
+
+
+# --- /goal typed while a loop runs ------------------------------------------------------------
+
+
+def test_goal_typed_with_a_loop_ends_the_loop(git_repo: Path) -> None:
+    # A UserPromptSubmit block cannot stop Claude Code from setting a goal, so a loop
+    # beside it would fight it for the Stop hook: the loop ends, cancelled by /goal.
+    env = hook_env(git_repo)
+    run_launcher(PROMPT_SUBMIT, prompt_input("/ralph-loop go", cwd="/"), env, git_repo)
+    store = store_for(git_repo)
+    loop_file = store.paths.loop_file(SESSION)
+    for harmless in ("/goal", "/goal clear", "  /goal   clear  ", "/goals are fine",
+                     "tell me about /goal x"):
+        quiet = run_launcher(PROMPT_SUBMIT, prompt_input(harmless, cwd="/"), env, git_repo)
+        assert (quiet.code, quiet.stdout, quiet.stderr) == (0, "", "")
+        assert loop_file.exists()
+    other = run_launcher(PROMPT_SUBMIT, prompt_input("/goal ship it", OTHER_SESSION, "/"), env,
+                         git_repo)
+    assert (other.code, other.stdout) == (0, "")  # another session's goal: not this loop's
+    assert loop_file.exists()
+    typed = run_launcher(PROMPT_SUBMIT, prompt_input("/goal all tests pass", cwd="/"), env,
+                         git_repo)
+    assert (typed.code, typed.stderr) == (0, "")
+    [ended] = store.history()
+    assert typed.output() == {"systemMessage": (
+        "finesse: /goal was set while a Ralph loop ran in this session; a goal and a loop "
+        f"would fight over the Stop hook, so the loop {ended.loop_id} has ended (cancelled by "
+        "/goal). Start it again after `/goal clear`.")}
+    assert (ended.outcome, ended.ended_by) == ("cancelled", "/goal")
+    assert not loop_file.exists()

@@ -370,3 +370,24 @@ def test_prompt_submit_main_prints_nothing_for_other_prompts(
     out = io.StringIO()
     assert prompt_submit.main(stdin=io.BytesIO(prompt_input("hello")), stdout=out) == 0
     assert out.getvalue() == ""
+
+
+# --- /goal ----------------------------------------------------------------------------------------
+
+
+def test_a_loop_is_refused_while_the_session_has_an_active_goal(session: Session,
+                                                                 store: LoopStore) -> None:
+    session._write({"type": "attachment", "attachment": {
+        "type": "goal_status", "met": False, "sentinel": True, "condition": "docs written"}})
+    assert session.submit("/ralph-loop go") == {
+        "decision": "block",
+        "reason": "finesse: this session has an active /goal ('docs written'); a goal and a "
+                  "Ralph loop would both drive the Stop hook: type `/goal clear` first, or "
+                  "start the loop in a new session",
+    }
+    assert not store.paths.loops.exists() or files_under(store.paths.loops) == []
+    session._write({"type": "attachment", "attachment": {
+        "type": "goal_status", "met": True, "sentinel": True, "condition": "docs written"}})
+    output = session.submit("/ralph-loop go")
+    assert output is not None and "hookSpecificOutput" in output  # cleared: it starts
+    assert active(session.root).prompt == "go"

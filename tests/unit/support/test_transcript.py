@@ -1,5 +1,5 @@
-"""The last assistant reply and the tool calls of the current turn, read backwards from a
-transcript in bounded memory."""
+"""The last assistant reply, the tool calls of the current turn and the active /goal, read
+backwards from a transcript in bounded memory."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from finesse.support.transcript import (
+    active_goal,
     iter_lines_reversed,
     last_assistant_text,
     tool_calls_since_turn_start,
@@ -480,3 +481,48 @@ def test_tool_calls_beyond_the_scan_window_are_not_seen(tmp_path: Path) -> None:
     )
     assert tool_calls_since_turn_start(path) == 1
     assert tool_calls_since_turn_start(path, max_scan=1000) == 0
+
+
+# --- active_goal: the goal_status lines Claude Code 2.1.328 writes ----------------------------
+
+
+def goal_line(**fields: Any) -> str:
+    return json.dumps({"type": "attachment", "attachment": {"type": "goal_status", **fields}})
+
+
+SET = goal_line(met=False, sentinel=True, condition="all tests pass")
+NOT_MET = goal_line(met=False, condition="all tests pass", reason="tests not run")
+MET = goal_line(met=True, condition="all tests pass", reason="green", iterations=3, tokens=92)
+IMPOSSIBLE = goal_line(met=False, failed=True, condition="all tests pass", reason="no",
+                       iterations=1, tokens=37)
+CLEARED = goal_line(met=True, sentinel=True, condition="all tests pass")
+TALK = json.dumps({"type": "assistant", "message": {"id": "m", "content": [
+    {"type": "text", "text": '"goal_status" is only words here'}]}})
+
+
+@pytest.mark.parametrize(
+    ("lines", "active"),
+    [
+        ([SET], "all tests pass"),
+        ([SET, TALK, NOT_MET, TALK], "all tests pass"),
+        ([SET, NOT_MET, MET], None),
+        ([SET, IMPOSSIBLE], None),
+        ([SET, NOT_MET, CLEARED, TALK], None),
+        ([SET, MET, goal_line(met=False, sentinel=True, condition="docs written")],
+         "docs written"),
+        ([goal_line(met=False, sentinel=True)], "(a goal)"),
+        ([TALK], None),
+        ([], None),
+        ([SET, "{not json", '{"type": "attachment", "attachment": "goal_status"}'],
+         "all tests pass"),
+    ],
+)
+def test_active_goal(tmp_path: Path, lines: list[str], active: str | None) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    assert active_goal(path) == active
+
+
+def test_active_goal_of_what_cannot_be_read(tmp_path: Path) -> None:
+    assert active_goal(tmp_path / "missing.jsonl") is None
+    assert active_goal(tmp_path) is None
