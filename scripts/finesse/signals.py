@@ -12,7 +12,8 @@ The terminal-line rule (seed 001: "exactly one result line, then the promise"):
    `BLOCKED_BY_X` is not it). The terminal result line is the LAST one in the prose.
 3. A terminal `RESULT: BLOCKED` makes the reply **blocked**, whatever else it holds: the
    promise after it is the seed's transport-level stop signal, never a claim of success.
-   The blocker is the rest of that line and the lines after it (at most 20).
+   The blocker is the rest of that line and the lines after it (at most 20), less any
+   promise tag.
 4. Otherwise the reply **claims completion** when its prose holds the promise tag
    `<promise>TEXT</promise>` (tag name in any case; TEXT trimmed and whitespace-collapsed,
    equal to the loop's promise), or when its terminal result line is
@@ -88,8 +89,9 @@ def read_reply(reply: str, promise: str) -> Reading:
 def _blocker(prose: str, marker: re.Match[str]) -> str:
     on_marker = marker.group(2).strip(" \t:-")
     lines = ([on_marker] if on_marker else []) + prose[marker.end():].splitlines()[1:]
-    text = "\n".join(line.rstrip() for line in lines[:MAX_BLOCKER_LINES]).strip()
-    return text or "(no reason given)"
+    text = "\n".join(line.rstrip() for line in lines[:MAX_BLOCKER_LINES])
+    text = _PROMISE_TAG.sub("", text).strip()  # the stop signal after it is no reason
+    return re.sub(r"\n{3,}", "\n\n", text) or "(no reason given)"
 
 
 def _record_fields(prose: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from finesse.engine import Decision, Observation, decide, excerpt
+from finesse.engine import RESUMABLE, Decision, Observation, decide, excerpt, needs_verification
 from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest
 from finesse.loop.lifecycle import latest_resumable, resume_loop
 from finesse.models import (
@@ -335,17 +335,18 @@ def test_cancel_beats_a_claim() -> None:
 
 def test_blocked_beats_a_claim() -> None:
     # Seed 001's terminal format: the result line, then the promise. A terminal
-    # RESULT: BLOCKED ends the loop as blocked; the promise after it claims nothing. (This
-    # test asserted the opposite, a claim beating BLOCKED, until issue 9.)
+    # RESULT: BLOCKED ends the loop as blocked; the promise after it claims nothing and is no
+    # part of the blocker. (This test asserted the opposite, a claim beating BLOCKED, until
+    # issue 9.)
     reply = "RESULT: BLOCKED\nno key\n\n<promise>DONE</promise>"
     before = verifying(iteration=2)
     decision = decide(before, seen(reply))  # no verification ran, and none is needed
     assert decision == ended(
         recorded(before, record(2, "blocked", "RESULT: BLOCKED no key <promise>DONE</promise>"),
                  "RESULT: BLOCKED no key <promise>DONE</promise>",
-                 last_reply_digest=digest(reply), blocker="no key\n\n<promise>DONE</promise>"),
-        "blocked", "Ralph loop blocked at iteration 2/8: no key <promise>DONE</promise>",
-        ["Blocked at iteration 2: no key\n\n<promise>DONE</promise>"],
+                 last_reply_digest=digest(reply), blocker="no key"),
+        "blocked", "Ralph loop blocked at iteration 2/8: no key",
+        ["Blocked at iteration 2: no key"],
     )
 
 
@@ -1211,3 +1212,91 @@ def test_the_counters_survive_the_state_file_and_a_resume(git_repo: Path) -> Non
     # One more revert after the resume is the third in a row.
     decision = decide(reopened, gate_seen(reverted(), now=resumed_at))
     assert (decision.outcome, decision.message) == ("failure", RED_STREAK_END.format(done="9/16"))
+
+
+# --- issue 9: every combination of terminal lines, every road to success ----------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "outcome"),
+    [
+        ("Done.\n<promise>DONE</promise>", "success"),  # the promise alone
+        ("Tests pass.\nRESULT: VERIFIED_COMPLETE", "success"),  # VERIFIED_COMPLETE alone
+        ("RESULT: VERIFIED_COMPLETE\n<promise>DONE</promise>", "success"),  # both
+        ("RESULT: BLOCKED\nno key\n<promise>DONE</promise>", "blocked"),  # BLOCKED + promise
+        ("RESULT: BLOCKED\nno key", "blocked"),
+        # BLOCKED, then a later VERIFIED_COMPLETE: the last result line is terminal.
+        ("RESULT: BLOCKED\nthe key was missing\nFound it in the vault.\n"
+         "RESULT: VERIFIED_COMPLETE\n<promise>DONE</promise>", "success"),
+        # VERIFIED_COMPLETE, then BLOCKED: blocked, the promise notwithstanding.
+        ("RESULT: VERIFIED_COMPLETE\nWait: CI needs a secret.\nRESULT: BLOCKED\nno secret\n"
+         "<promise>DONE</promise>", "blocked"),
+        # Either inside code counts for nothing.
+        ("```\nRESULT: BLOCKED\n```\n<promise>DONE</promise>", "success"),
+        ("    RESULT: BLOCKED\n\n<promise>DONE</promise>", "success"),
+        ("`RESULT: VERIFIED_COMPLETE`", None),
+        ("```\n<promise>DONE</promise>\nRESULT: VERIFIED_COMPLETE\n```", None),
+        ("Not yet: `<promise>DONE</promise>` comes later.\nRESULT: BLOCKED\nno key", "blocked"),
+    ],
+)
+@pytest.mark.parametrize("with_verify", [False, True])
+def test_terminal_line_combinations(reply: str, outcome: str | None, with_verify: bool) -> None:
+    before = verifying(iteration=2) if with_verify else state(iteration=2)
+    observation = seen(reply, verification=[GREEN] if with_verify else None)
+    if with_verify and outcome != "success":
+        observation = seen(reply)  # the hook runs no command when nothing claims success
+    assert needs_verification(before, observation) == (with_verify and outcome == "success")
+    decision = decide(before, observation)
+    assert decision.state.outcome == outcome
+    if outcome == "success":
+        assert decision.state.verified is with_verify
+
+
+@pytest.mark.parametrize(
+    ("reply", "loop_done"),
+    [(PROMISE_REPLY, False), ("Tests pass.\nRESULT: VERIFIED_COMPLETE", False),
+     ("I wrote done to the loop-done file.", True)],
+)
+def test_every_road_to_success_goes_through_the_verification(reply: str,
+                                                             loop_done: bool) -> None:
+    before = verifying(iteration=2)
+    claim = Observation(reply=reply, now=T1, tool_calls=1, loop_done=loop_done)
+    assert needs_verification(before, claim)
+    red = decide(before, replace(claim, verification=[RED]))
+    assert (red.action, red.state.outcome, red.state.iterations[-1].result) == (
+        "continue", None, "rejected")
+    assert red.reason.startswith("Ralph iteration 3/8")
+    assert "Your completion claim was rejected: the verification failed." in red.reason
+    green = decide(before, replace(claim, verification=[GREEN]))
+    assert (green.state.outcome, green.state.verified) == ("success", True)
+    assert [result.command for result in green.state.last_verification] == ["pytest -q"]
+
+
+def test_no_verification_is_needed_when_nothing_could_succeed() -> None:
+    before = verifying(iteration=2)
+    assert not needs_verification(before, seen("working"))
+    assert not needs_verification(before, seen(PROMISE_REPLY, cancelled=True))
+    assert not needs_verification(before, seen("RESULT: BLOCKED\nno\n<promise>DONE</promise>"))
+    gate_red = replace(gated(verify=["pytest -q"]), iteration=2)
+    assert not needs_verification(gate_red, gate_seen(repair(), GATE_PROMISE_REPLY))
+    assert needs_verification(gate_red, gate_seen(committed(), GATE_PROMISE_REPLY))
+    assert not needs_verification(state(), seen(PROMISE_REPLY))  # no commands at all
+
+
+def test_an_unverified_success_is_its_own_outcome() -> None:
+    decision = decide(state(iteration=3), seen(PROMISE_REPLY))
+    assert (decision.state.outcome, decision.state.verified) == ("success", False)
+    assert decision.message == (
+        "Ralph loop done: <promise>DONE</promise> at iteration 3/8" + UNVERIFIED)
+
+
+@pytest.mark.parametrize("by", ["/ralph-abort", "`ralph abort`"])
+def test_an_abort_ends_the_loop_as_aborted(by: str) -> None:
+    before = verifying(iteration=4)
+    decision = decide(before, replace(seen(PROMISE_REPLY, cancelled=True), cancelled_by=by))
+    assert (decision.state.outcome, decision.state.ended_by, decision.message) == (
+        "aborted", by, f"Ralph loop aborted by {by} at iteration 4/8.")
+    assert "aborted" not in RESUMABLE
+    for other in ("/cancel-ralph", "/clear", "/goal"):
+        cancelled = decide(before, replace(seen("x", cancelled=True), cancelled_by=other))
+        assert cancelled.state.outcome == "cancelled"
