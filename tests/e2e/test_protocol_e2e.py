@@ -175,3 +175,125 @@ def test_plan_without_verification_commands_is_refused_without_a_model_call(
         'Original prompt: /ralph-loop --plan tasks/todo.md "Go"'
     )
     assert not (project / ".claude" / "ralph" / "loops").exists()
+
+
+# --- issue 9 in the real CLI ------------------------------------------------------------------
+
+BLOCKED_REPLY = ("I cannot go on.\nRESULT: BLOCKED\nNeed a database password nobody gave me.\n"
+                 "<promise>RALPH_LOOP_STOP</promise>")
+
+
+@pytest.mark.parametrize("verify", ["", " --verify 'python3 -c \"raise SystemExit(1)\"'"])
+def test_blocked_with_the_promise_ends_blocked(run_claude: ClaudeRunner, project: Path,
+                                               verify: str) -> None:
+    with FakeModel([[text(BLOCKED_REPLY)], [text("should not be asked")]]) as model:
+        run = run_claude(f'/ralph-loop "Migrate the DB" --max-iterations 6{verify}',
+                         cwd=project, model=model)
+    _ok(run)
+    assert model.call_count == 1, run.describe()
+    [loop] = _ended(project)
+    assert (loop["outcome"], loop["blocker"]) == (
+        "blocked", "Need a database password nobody gave me.")
+    assert loop["last_verification"] == []  # a blocked reply claims nothing: nothing ran
+    report = Path(loop["report_path"]).read_text()
+    assert "Need a database password nobody gave me." in report
+    assert "BLOCKED" in report
+
+
+def test_the_loop_done_file_with_a_red_verification_does_not_succeed(
+        run_claude: ClaudeRunner, project: Path) -> None:
+    # The loop-done channel is named in gate mode's prompt; the hook honours it in any loop,
+    # and a loop with verification commands checks it like any other claim.
+    done = "$(ls .claude/ralph/loops | head -1 | cut -d. -f1)"
+    script = [
+        [bash(f"echo done > .ralph-loop-done-{done}")],
+        [text("I marked it done.")],
+        [bash(f"touch ok && echo done > .ralph-loop-done-{done}")],
+        [text("Now it is really done.")],
+    ]
+    with FakeModel(script) as model:
+        run = run_claude('/ralph-loop "Make ok exist" --max-iterations 4 --verify "test -f ok"',
+                         cwd=project, model=model)
+    _ok(run)
+    assert model.call_count == 4, run.describe()
+    [loop] = _ended(project)
+    assert [entry["result"] for entry in loop["iterations"]] == ["rejected", "success"]
+    assert (loop["outcome"], loop["verified"]) == ("success", True)
+    assert "Your completion claim was rejected: the verification failed." in \
+        model.last_user_text(2)
+    assert not list(project.glob(".ralph-loop-done-*"))
+
+
+def test_an_unverified_success_is_reported_as_such(run_claude: ClaudeRunner,
+                                                   project: Path) -> None:
+    with FakeModel([[text("All done.\n<promise>RALPH_LOOP_STOP</promise>")]]) as model:
+        run = run_claude('/ralph-loop "Tidy the README" --max-iterations 3', cwd=project,
+                         model=model)
+    _ok(run)
+    [loop] = _ended(project)
+    assert (loop["outcome"], loop["verified"]) == ("success", False)
+    assert loop["end_message"].endswith(
+        "(unverified: no verification command, so it rests on the agent's word).")
+    report = Path(loop["report_path"]).read_text()
+    assert "unverified" in report.lower()
+
+
+def test_the_second_prompt_carries_the_first_iterations_learning(
+        run_claude: ClaudeRunner, project: Path) -> None:
+    script = [
+        [text("Approach: read the parser\nLearning: the lexer drops tabs\nNext: fix the lexer")],
+        [text("<promise>RALPH_LOOP_STOP</promise>")],
+    ]
+    with FakeModel(script) as model:
+        run = run_claude('/ralph-loop "Fix the parser" --max-iterations 3 --quiesce-after 3',
+                         cwd=project, model=model)
+    _ok(run)
+    second = model.last_user_text(1)
+    assert "Previous learnings" in second and "the lexer drops tabs" in second
+    [loop] = _ended(project)
+    assert loop["learnings"] == ["the lexer drops tabs"]
+
+
+def test_ralph_abort_ends_the_loop_for_good(run_claude: ClaudeRunner, project: Path) -> None:
+    with FakeModel([[text("one")], [text("two")], [text("unused")]]) as model:
+        first = run_claude('/ralph-loop "Keep going" --max-iterations 9 --quiesce-after 5',
+                           cwd=project, model=model,
+                           env={"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1"})
+        assert first.returncode == 0, first.describe()
+        calls = model.call_count
+        aborted = run_claude("/ralph-abort", cwd=project, model=model, resume=first.session_id)
+        resumed = run_claude("/ralph-resume", cwd=project, model=model,
+                             resume=first.session_id)
+    assert model.call_count == calls, aborted.describe()
+    [loop] = _ended(project)
+    assert (loop["outcome"], loop["ended_by"]) == ("aborted", "/ralph-abort")
+    assert "cannot be resumed" in resumed.stdout
+
+
+TODO_WITH_HEADINGS = "# Tasks\n\n## Plan\n- [ ] fix it\n\n## Attempts\n\n## Review\n"
+
+
+@pytest.mark.parametrize("shaped", [True, False])
+def test_tasks_todo_is_the_notebook_only_when_it_has_the_seeds_headings(
+        run_claude: ClaudeRunner, project: Path, shaped: bool) -> None:
+    todo = project / "tasks" / "todo.md"
+    todo.parent.mkdir()
+    original = TODO_WITH_HEADINGS if shaped else "# My own list\n\n- buy milk\n- call Sam\n"
+    todo.write_text(original)
+    script = [[bash("echo fixed > fix.txt")],
+              [text("Approach: wrote the fix\nLearning: small steps\n"
+                    "<promise>RALPH_LOOP_STOP</promise>")]]
+    with FakeModel(script) as model:
+        run = run_claude('/ralph-loop "Fix it" --max-iterations 3', cwd=project, model=model)
+    _ok(run)
+    after = todo.read_text()
+    [loop] = _ended(project)
+    if not shaped:
+        assert todo.read_bytes() == original.encode()
+        assert loop["notebook"] is None
+        return
+    assert loop["notebook"] == "tasks/todo.md"
+    attempts = after.split("## Attempts")[1].split("## Review")[0]
+    assert "### Iteration 1" in attempts and "wrote the fix" in attempts
+    review = after.split("## Review")[1]
+    assert "fix.txt" in review and "todo.md" not in review.split("Changes made")[-1][:200]
