@@ -22,6 +22,7 @@ ROOMS = (
               "finesse.engine")),
     ("loop", ("finesse.loop",)),
     ("authoring", ("finesse.authoring",)),
+    ("headless", ("finesse.headless",)),
     ("hooks", ("finesse.hooks",)),
     ("cli", ("finesse.cli",)),
 )

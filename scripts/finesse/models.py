@@ -179,6 +179,22 @@ class ResumeRecord:
 
 
 @dataclass(frozen=True)
+class HeadlessRun:
+    """How `ralph run` drives a loop: each iteration a fresh `claude -p` process (seed 003's
+    standing-prompt loop) instead of one more turn of a Claude Code session. Kept in the
+    state so that `ralph resume` goes on the same way."""
+
+    claude: str = "claude"  # the CLI each iteration runs
+    model: str | None = None  # --model for every iteration
+    claude_args: list[str] = field(default_factory=list)  # further flags for every iteration
+    iteration_timeout: int | None = None  # seconds; an iteration over it is killed
+    wait_on_limit: bool = False  # wait for a usage limit's reset instead of stopping
+
+    def __post_init__(self) -> None:
+        _within(self, 7 * 24 * 3600, "iteration_timeout")
+
+
+@dataclass(frozen=True)
 class LoopState:
     """One loop, bound to the session that started it. Active while `outcome` is None."""
 
@@ -243,6 +259,8 @@ class LoopState:
     repairing: bool = False
     red_streak: int = 0
     empty_iterations: int = 0
+    # Run headless by `ralph run`, not by a Claude Code session's Stop hook.
+    headless: HeadlessRun | None = None
 
     def __post_init__(self) -> None:
         _at_least_one(self, "max_iterations", "iteration", "quiesce_after")

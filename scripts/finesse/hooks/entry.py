@@ -20,6 +20,8 @@ import os
 import re
 import sys
 
+from finesse.support.layout import HEADLESS_CHILD
+
 MIN_PYTHON = (3, 11)
 # `/goal CONDITION` (not `/goal` alone nor `/goal clear`, which only report or clear it).
 _GOAL = re.compile(r"\A\s*/goal[ \t]+(?!clear\s*\Z)\S")
@@ -80,6 +82,8 @@ def _prompt(raw: bytes) -> int:
 
 def run(event: str, stdin: io.BufferedIOBase | None = None) -> int:
     raw = (stdin if stdin is not None else sys.stdin.buffer).read()
+    if os.environ.get(HEADLESS_CHILD):
+        return 0  # an iteration of `ralph run`: its loop is driven from outside
     if event == "stop":
         if not may_have_loop(raw, _root()):
             return 0

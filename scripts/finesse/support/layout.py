@@ -16,6 +16,10 @@ import os
 # reverted or counted as a change (finesse.support.git leaves it out of everything).
 OWN_DIR = ".claude/ralph"
 LOOPS_DIR = OWN_DIR + "/loops"
+# Set in the environment of every `claude -p` a headless run (`ralph run`) starts: the plugin's
+# hooks do nothing there, so an iteration's session never starts, ends or drives a loop itself
+# (its loop is the run's, driven from outside).
+HEADLESS_CHILD = "FINESSE_HEADLESS_CHILD"
 
 
 def project_root(env: object, cwd: str) -> str:
