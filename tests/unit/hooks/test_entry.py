@@ -298,3 +298,27 @@ def test_goal_typed_with_a_loop_ends_the_loop(git_repo: Path) -> None:
         "/goal). Start it again after `/goal clear`.")}
     assert (ended.outcome, ended.ended_by) == ("cancelled", "/goal")
     assert not loop_file.exists()
+
+
+def test_an_iteration_of_a_headless_run_has_hooks_that_do_nothing(
+    git_repo: Path, store: LoopStore
+) -> None:
+    # `ralph run` puts FINESSE_HEADLESS_CHILD in each iteration's environment: whatever the
+    # session's id and input, none of the plugin's hooks starts, drives or ends a loop there,
+    # not even one whose file has the session's own name.
+    state = make_state(git_repo, started_at=T0)
+    store.save(state)
+    before = store.paths.loop_file(SESSION).read_bytes()
+    env = hook_env(git_repo, FINESSE_HEADLESS_CHILD=OTHER_SESSION)
+    for event, raw in (
+        (STOP, stop_input("<promise>DONE</promise>", cwd="/", stop_hook_active=True)),
+        (PROMPT_SUBMIT, prompt_input("/ralph-loop go --max-iterations 2", OTHER_SESSION, "/")),
+        (PROMPT_SUBMIT, prompt_input("/cancel-ralph", cwd="/")),
+        ("session-start", session_start_input("compact")),
+        ("session-end", session_end_input("clear")),
+    ):
+        result = run_launcher(event, raw, env, git_repo)
+        assert (result.code, result.stdout, result.stderr) == (0, "", ""), event
+    assert files_under(store.paths.loops) == [f"{SESSION}.json"]
+    assert store.paths.loop_file(SESSION).read_bytes() == before
+    assert store.history() == []
