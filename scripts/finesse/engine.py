@@ -33,6 +33,7 @@ from finesse.recording import (
     RESUMABLE,
     Decision,
     Observation,
+    controls,
     end,
     end_loop,
     excerpt,
@@ -183,7 +184,8 @@ def _quota(state: LoopState, quota: Quota | None) -> str:
             when = (f"it resets at {resets:%Y-%m-%d %H:%M} UTC" if resets is not None
                     else "its reset time is unknown")
             return (f"the {name} usage window is at {used:g}% (--stop-at-quota "
-                    f"{state.stop_at_quota}); {when}. Resume after that with /ralph-resume.")
+                    f"{state.stop_at_quota}); {when}. Resume after that with "
+                    f"{controls(state)[0]}.")
     return ""
 
 
@@ -198,10 +200,11 @@ def _cap_blocker(state: LoopState) -> str:
         evidence = f"the last attempt was: {state.iterations[-1].approach}"
     else:
         evidence = "no verified result was reached"
+    resume, abort = controls(state)
     return (f"BLOCKED (the iteration cap of {state.max_iterations} was hit): {evidence}. "
             f"Required user action: review the attempts above, then resume with "
-            f"`/ralph-resume --max-iterations {state.max_iterations * 2}` or give it up with "
-            "`/ralph-abort`.")
+            f"`{resume} --max-iterations {state.max_iterations * 2}` or give it up with "
+            f"`{abort}`.")
 
 
 def _rejected_claim(state: LoopState, observation: Observation, done: str) -> Decision:
@@ -219,7 +222,8 @@ def _rejected_claim(state: LoopState, observation: Observation, done: str) -> De
                if streak >= BLOCKING_STREAK else
                f"the same verification failure ({names}) again after {MAX_REPLANS} re-plans")
         blocker = (f"BLOCKED (the re-plan limit was hit): {why}. Required user action: look "
-                   f"at the failure below, fix what the loop could not, then `/ralph-resume`.")
+                   "at the failure below, fix what the loop could not, then "
+                   f"`{controls(state)[0]}`.")
         return end(replace(recorded, blocker=blocker), now, "limit",
                    f"Ralph loop stopped at iteration {done}: {why}.", [blocker])
     limited = _limits(recorded, now, done, observation.quota)

@@ -69,6 +69,15 @@ class Decision:
         return self.state.outcome
 
 
+def controls(state: LoopState) -> tuple[str, str]:
+    """How a person resumes or gives up this loop: the slash commands in its session, the
+    `ralph` commands for a headless run (`ralph run`), which has no session to type them in."""
+    if state.headless is not None:
+        return (f"ralph resume --session {state.session_id}",
+                f"ralph abort --session {state.session_id}")
+    return "/ralph-resume", "/ralph-abort"
+
+
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

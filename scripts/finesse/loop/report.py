@@ -10,22 +10,17 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from finesse.models import CommandResult, IterationRecord, LoopState
-from finesse.recording import RESUMABLE, excerpt
+from finesse.recording import RESUMABLE, controls, excerpt
 from finesse.spend import PRICES_DATED, dollars, raised_budgets, receipt
 from finesse.support.evidence import fence_for
 from finesse.support.files import shown_name
 from finesse.support.git import LineChanges
 
 TITLES = {
-    "success": "success",
-    "limit": "limit reached",
-    "blocked": "blocked",
-    "quiesced": "quiesced",
-    "timeout": "timed out",
-    "cancelled": "cancelled",
-    "aborted": "aborted",
-    "failure": "failure",
-    "error": "error",
+    "success": "success", "limit": "limit reached", "blocked": "blocked",
+    "quiesced": "quiesced", "timeout": "timed out", "cancelled": "cancelled",
+    "aborted": "aborted", "failure": "failure", "error": "error", "budget": "budget spent",
+    "quota": "usage limit",
 }
 STATUS = {"limit": "MAX_ITERATIONS", "timeout": "TIMEOUT"}
 OUTPUT_LINES = 8
@@ -64,7 +59,7 @@ def resume_command(state: LoopState) -> str:
     """The exact command that reopens a resumable loop, with limits that leave room."""
     if state.outcome not in RESUMABLE:
         return ""
-    parts = ["/ralph-resume"]
+    parts = [controls(state)[0]]
     if state.outcome == "limit":
         parts.append(f"--max-iterations {state.max_iterations * 2}")
     if state.outcome == "timeout" and state.timeout_minutes:
@@ -78,9 +73,10 @@ def options(state: LoopState) -> list[tuple[str, str]]:
     """What the user can do after a resumable stop (seed 004's three options): (command,
     what it does), the plain resume once."""
     raised = resume_command(state)
-    found = [(raised, "with room to go on")] if raised != "/ralph-resume" else []
-    return [*found, ("/ralph-resume", "continue from here"),
-            ("/ralph-abort", "give it up: it can no longer be resumed")]
+    resume, abort = controls(state)
+    found = [(raised, "with room to go on")] if raised != resume else []
+    return [*found, (resume, "continue from here"),
+            (abort, "give it up: it can no longer be resumed")]
 
 
 def changes_text(facts: EndFacts) -> str:
@@ -181,6 +177,10 @@ def _head(state: LoopState, facts: EndFacts) -> list[str]:
         lines.append(f"- Plan: `{state.plan_file}`")
     elif state.notebook:
         lines.append(f"- Notebook: `{state.notebook}` (attempts and review recorded there)")
+    if state.headless is not None:
+        lines.append(f"- Run headless (`ralph run`): a fresh `{state.headless.claude} -p` per "
+                     f"iteration{f', model {state.headless.model}' if state.headless.model else ''}"
+                     f"{f', effort {state.effort}' if state.effort else ''}")
     if state.resumes:
         lines.append(f"- Resumed {len(state.resumes)} time(s)")
     if state.forced_past:

@@ -34,7 +34,7 @@ def describe(state: LoopState, now: datetime, *, history: bool = False) -> str:
     lines = [
         f"Ralph loop {state.loop_id}: iteration {state.iteration}/{state.max_iterations}, "
         f"promise <promise>{state.promise}</promise>, running {minutes} min "
-        f"(session {state.session_id})",
+        f"({'headless run (ralph run)' if state.headless else 'session'} {state.session_id})",
         f"task: {excerpt(state.prompt, 120)}",
     ]
     if state.verify:
