@@ -281,3 +281,9 @@ def commit_iteration(root: Path, *, iteration: int, summary: str, loop_id: str) 
     message = commit_message(iteration=iteration, summary=summary, loop_id=loop_id)
     git = git_in(root)
     return _commit(git, message, _scope_changes(git))
+
+
+def identity_env(root: Path) -> dict[str, str]:
+    """The fallback identity for a commit the loop makes at `root` (a merge of `ralph run
+    --graph` too), for the roles git has no configured identity for."""
+    return _identity_env(git_in(root))

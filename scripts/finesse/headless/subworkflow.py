@@ -1,0 +1,100 @@
+"""One sub-workflow of a decomposed plan, run as a headless loop in its own worktree.
+
+Its loop is started with `/finesse-execute`'s arguments, parsed by the same grammar as every
+loop: its prompt and promise files, its `--max-iterations` from the graph, its plan's
+verification (the plan's `## Verification Commands`, else the `Verify:` command of each of
+its prompt's phases) and gate (`## Gate`), then the options given to `ralph run --graph`
+(budgets, `--effort`, more `--verify` ...). `--no-plan` keeps a `tasks/todo.md` of the project
+out of it: parallel sub-workflows writing their attempts there would conflict at the merge.
+When the loop ends, what it left uncommitted is committed on its branch, and its report and
+record are copied into the project's `.claude/ralph/graphs/<run>/`: the worktree goes away
+after the merge, they stay.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from finesse.authoring.retro.plan import phase_commands
+from finesse.authoring.workflows.folder import GraphWorkflow
+from finesse.headless import runner, worktrees
+from finesse.headless.child import Cancel
+from finesse.headless.runner import Progress
+from finesse.loop.request import start_request
+from finesse.loop.todo.sections import gate_commands, verification_commands
+from finesse.models import HeadlessRun, LoopState
+from finesse.state.paths import StatePaths
+from finesse.state.store import LoopStore
+from finesse.support.files import read_text
+
+# Flags of the plan itself: `ralph run --graph` may not give them.
+PLAN_FLAGS = ("--prompt-file", "--completion-promise", "--completion-promise-file",
+              "--max-iterations", "--plan")
+
+
+@dataclass(frozen=True)
+class Task:
+    workflow: GraphWorkflow
+    branch: str
+    worktree: Path
+    args: tuple[str, ...]  # the loop's arguments, as words
+
+
+def plan_checks(workflow: GraphWorkflow) -> tuple[list[str], list[str]]:
+    """The verification and gate commands of a sub-workflow's plan."""
+    plan = read_text(workflow.plan, subject=f"plan {workflow.plan}")
+    verify = verification_commands(plan)
+    if not verify:
+        prompt = read_text(workflow.prompt, subject=f"prompt {workflow.prompt}")
+        verify = [found.command for found in phase_commands(prompt) if found.command]
+    return list(dict.fromkeys(verify)), gate_commands(plan)
+
+
+def loop_words(workflow: GraphWorkflow, extra: Sequence[str]) -> tuple[str, ...]:
+    verify, gate = plan_checks(workflow)
+    words = ["--prompt-file", str(workflow.prompt.resolve()),
+             "--completion-promise-file", str(workflow.promise.resolve()),
+             "--max-iterations", str(workflow.max_iterations), "--no-plan"]
+    for command in verify:
+        words += ["--verify", command]
+    for command in gate:
+        words += ["--gate", command]
+    return (*words, *extra)
+
+
+def task_for(root: Path, session: str, workflow: GraphWorkflow, extra: Sequence[str]) -> Task:
+    return Task(workflow, worktrees.branch_name(session, workflow.name),
+                worktrees.worktree_path(root, session, workflow.name),
+                loop_words(workflow, extra))
+
+
+RunOne = Callable[[Task, Cancel], LoopState]
+
+
+def headless_runner(settings: HeadlessRun, keep: Path,
+                    progress_for: Callable[[str], Progress]) -> RunOne:
+    """Run a task's loop headless in its worktree; the ended loop, its leftovers committed
+    and its report and record copied under `keep`."""
+
+    def run(task: Task, cancel: Cancel) -> LoopState:
+        store = LoopStore(StatePaths(task.worktree))
+        request = start_request(shlex.join(task.args), task.worktree, command="finesse-execute")
+        state = runner.start(store, request, settings)
+        ended = runner.drive(store, state.session_id, cancel, progress_for(task.workflow.name))
+        worktrees.commit_leftovers(task.worktree, task.workflow.name)
+        _keep(store, ended.state, keep)
+        return ended.state
+
+    return run
+
+
+def _keep(store: LoopStore, state: LoopState, keep: Path) -> None:
+    keep.mkdir(parents=True, exist_ok=True)
+    for source in (store.paths.history / f"{state.loop_id}.json",
+                   Path(state.report_path) if state.report_path else None):
+        if source is not None and source.is_file():
+            shutil.copyfile(source, keep / source.name)
