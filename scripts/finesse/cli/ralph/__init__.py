@@ -10,11 +10,12 @@ from collections.abc import Sequence
 
 import click
 
-from finesse.cli.boundary import LazyGroup, run
+from finesse.cli import boundary
+from finesse.cli.boundary import LazyGroup
 
 SUBCOMMANDS: dict[str, str] = {
     name: f"finesse.cli.ralph.{name}"
-    for name in ("abort", "cancel", "doctor", "report", "resume", "start", "status",
+    for name in ("abort", "cancel", "doctor", "report", "resume", "run", "start", "status",
                  "statusline")
 }
 
@@ -22,8 +23,10 @@ SUBCOMMANDS: dict[str, str] = {
 @click.group(cls=LazyGroup, subcommands=SUBCOMMANDS,
              context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
-    """Ralph loops of this project: status, cancel, abort, start, report, resume, doctor."""
+    """Ralph loops of this project: run, status, cancel, abort, start, report, resume, doctor."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(cli, argv, "ralph")
+    # Not `run` imported by name: loading the `run` subcommand puts the module
+    # finesse.cli.ralph.run on this package under that very name.
+    return boundary.run(cli, argv, "ralph")

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import click
 
-from finesse.cli.ralph.common import project_option, store_for
-from finesse.schema import to_dict
-from finesse.spend import receipt
+from finesse.cli.ralph.common import loop_record, project_option, store_for
 
 
 @click.command("report")
@@ -33,8 +31,7 @@ def command(project: str | None, as_json: bool, loop: str | None) -> None:
         )
     latest = max(ended, key=lambda state: state.ended_at or state.updated_at)
     if as_json:
-        record = {**to_dict(latest), "spend": receipt(latest).as_dict()}
-        click.echo(json.dumps(record, indent=2, ensure_ascii=True))
+        click.echo(json.dumps(loop_record(latest), indent=2, ensure_ascii=True))
         return
     path = Path(latest.report_path) if latest.report_path else None
     if path is None or not path.is_file():

@@ -1,4 +1,6 @@
-"""`ralph resume`: reopen a loop that hit a limit, quiesced, timed out or was blocked."""
+"""`ralph resume`: reopen a loop that hit a limit, quiesced, timed out or was blocked. A loop
+of a session goes on at that session's next stop; a headless loop (`ralph run`) goes on
+here, in the foreground, with `ralph run`'s display and exit codes."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from finesse.cli.ralph.common import project_option, store_for
 from finesse.loop.budgets import parse_budgets
 from finesse.loop.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest
 from finesse.loop.lifecycle import latest_resumable, resume_loop
+from finesse.models import replace
 from finesse.state.paths import is_valid_session_id
 from finesse.state.store import utcnow
 
@@ -26,9 +29,16 @@ from finesse.state.store import utcnow
               help="A new budget in US dollars (estimated from token prices).")
 @click.option("--stop-at-quota", default=None, metavar="PERCENT",
               help="Stop when the five-hour or weekly window reaches PERCENT.")
+@click.option("--json", "as_json", is_flag=True,
+              help="A headless loop: print the final report as JSON.")
+@click.option("--wait-on-limit", is_flag=True,
+              help="A headless loop: wait for a usage limit's reset instead of stopping.")
+@click.option("--claude-bin", default=None, metavar="PATH",
+              help="A headless loop: the Claude Code CLI to run from now on.")
 def command(project: str | None, session_id: str | None, max_iterations: int | None,
            timeout_minutes: int | None, max_tokens: str | None, max_cost: str | None,
-           stop_at_quota: str | None) -> None:
+           stop_at_quota: str | None, as_json: bool, wait_on_limit: bool,
+           claude_bin: str | None) -> int:
     """Reopen the latest loop that hit a limit, quiesced, timed out or was blocked."""
     if session_id is not None and not is_valid_session_id(session_id):
         raise click.UsageError(f"not a session id: {session_id!r}")
@@ -36,12 +46,28 @@ def command(project: str | None, session_id: str | None, max_iterations: int | N
     budgets = parse_budgets({flag: [value] for flag, value in given.items() if value is not None})
     store = store_for(project)
     previous = latest_resumable(store, session_id)
+    headless = previous.headless
+    if headless is not None:
+        from finesse.cli.ralph.run import check_claude
+
+        headless = replace(headless, claude=check_claude(claude_bin or headless.claude),
+                           wait_on_limit=wait_on_limit or headless.wait_on_limit)
     with store.locked(previous.session_id):
         state = resume_loop(store, previous,
                             ResumeRequest(max_iterations, timeout_minutes, budgets),
                             utcnow(), by="`ralph resume`")
+        if headless is not None:
+            state = replace(state, headless=headless)
+            store.save(state)
+    if headless is not None:
+        from finesse.cli.ralph.running import run_loop
+
+        click.echo(f"Resumed Ralph run {state.loop_id} at iteration {state.iteration}/"
+                   f"{state.max_iterations} (it had ended: {previous.outcome}).", err=as_json)
+        return run_loop(store, state.session_id, as_json=as_json)
     click.echo(
         f"Resumed Ralph loop {state.loop_id} at iteration {state.iteration}/"
         f"{state.max_iterations}. It goes on at the next stop of session {state.session_id}: "
         "send any prompt in that session."
     )
+    return 0

@@ -1,0 +1,76 @@
+"""`ralph run --graph DIR`: a decomposed plan's waves, headless (`finesse.headless.graph`).
+Plain lines, each sub-workflow's prefixed with its name, whatever the output is: several
+loops at once do not fit one live line."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from finesse.authoring.workflows.folder import load_execution_graph
+from finesse.cli.ralph.running import Lines
+from finesse.errors import UsageError
+from finesse.headless import graph_report
+from finesse.headless.child import Cancel
+from finesse.headless.graph import prepare
+from finesse.headless.graph import run_graph as run_waves
+from finesse.headless.interrupts import cancel_on_signals
+from finesse.headless.subworkflow import PLAN_FLAGS, headless_runner
+from finesse.loop.grammar import parse_loop_args
+from finesse.models import HeadlessRun
+from finesse.state.store import LoopStore
+from finesse.support.files import write_atomic
+
+
+def check_words(words: list[str]) -> None:
+    """The loop options given with --graph apply to every sub-workflow; the plan's own
+    (prompt, promise, cap, plan) and prompt words are refused, the rest is checked by the
+    loop grammar as `/finesse-execute` would check it."""
+    flags = [word.split("=", 1)[0] for word in words if word.startswith("--")]
+    given = [flag for flag in flags if flag in PLAN_FLAGS]
+    if given:
+        raise UsageError(f"--graph takes each sub-workflow's {given[0]} from its plan: drop it")
+    try:
+        parse_loop_args(shlex.join(["--prompt-file", "plan", *words]), command="finesse-execute")
+    except UsageError as err:
+        if str(err).startswith("/finesse-execute runs a prompt file"):
+            raise UsageError("--graph runs the plan's own prompts: drop the prompt words "
+                             f"({' '.join(w for w in words if not w.startswith('-'))[:60]})"
+                             ) from None
+        raise
+
+
+def run_graph(store: LoopStore, folder: Path, words: list[str], settings: HeadlessRun, *,
+              jobs: int, as_json: bool) -> int:
+    root = store.paths.root
+    check_words(words)
+    loaded = load_execution_graph(folder if folder.is_absolute() else root / folder)
+    graph = prepare(root, loaded)
+    out = sys.stderr if as_json else sys.stdout
+    lock = threading.Lock()
+    say = Lines(out, "", lock).echo
+    runner = headless_runner(settings, graph_report.kept_dir(graph),
+                             lambda name: Lines(out, f"[{name}] ", lock))
+    say(f"Ralph graph {graph.session}: {sum(len(w) for w in loaded.waves)} sub-workflow(s) in "
+        f"{len(loaded.waves)} wave(s), at most {jobs} at a time, merged into "
+        f"{graph.start.short}.")
+    cancel = Cancel()
+    with cancel_on_signals(cancel):
+        run_waves(graph, loaded, words, runner, jobs=jobs, cancel=cancel, say=say)
+    target = graph_report.report_path(graph)
+    write_atomic(target, graph_report.render(graph, loaded.task))
+    if as_json:
+        click.echo(json.dumps(graph_report.as_dict(graph, loaded.task), indent=2,
+                              ensure_ascii=True))
+    else:
+        click.echo(f"Ralph graph {graph.session}: {graph_report.verdict(graph)}.")
+        for row in graph.rows:
+            merged = f", merged {row.merge_commit[:12]}" if row.merge_commit else ""
+            click.echo(f"  wave {row.wave} {row.name}: {row.outcome}{merged}")
+        click.echo(f"Report: {target.relative_to(root)}")
+    return graph.exit_code
