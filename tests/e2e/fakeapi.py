@@ -14,6 +14,10 @@ further main call is answered with ``EXHAUSTED_TEXT`` and still recorded, so
 over-calls are visible in ``calls``. A callable that raises gets the CLI a
 placeholder reply, and the exception is re-raised when the ``with`` block ends.
 
+``errors`` are HTTP error replies (``HttpError``, e.g. a 429 with rate-limit headers),
+one per main request, sent before the script's replies; each is recorded in
+``http_errors_sent``.
+
 Routes: ``POST /v1/messages`` (SSE when the body has ``"stream": true``, JSON
 otherwise), ``POST /v1/messages/count_tokens`` (``{"input_tokens": N}``). Any
 other request is a 404 and lands in ``unhandled``.
@@ -107,6 +111,22 @@ def text(s: str) -> Block:
 def tool_use(name: str, input: dict[str, Any]) -> Block:
     """A tool_use content block; its reply then stops with ``tool_use``."""
     return {"type": "tool_use", "id": _tool_id(), "name": name, "input": dict(input)}
+
+
+@dataclass
+class HttpError:
+    """An HTTP error reply to one main request: status, JSON body, extra headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] | None = None
+
+
+def rate_limited(headers: dict[str, str] | None = None,
+                 message: str = "This request would exceed your rate limit.") -> HttpError:
+    """A 429 ``rate_limit_error``, as the API sends it when a limit refuses a request."""
+    return HttpError(429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                      "message": message}}, headers)
 
 
 def usage(input: int = 0, output: int = 0, cache_creation: int = 0,
@@ -215,6 +235,7 @@ class FakeModel:
         subagent_script: Sequence[ScriptEntry] = (),
         headers: dict[str, str] | None = None,
         side_answer: Callable[[dict[str, Any]], Reply] | None = None,
+        errors: Sequence[HttpError] = (),
     ) -> None:
         self.script: list[ScriptEntry] = list(script)
         self.calls: list[dict[str, Any]] = []
@@ -232,6 +253,9 @@ class FakeModel:
         self.headers: dict[str, str] = dict(headers or {})
         # Answers side calls (the /goal judge, prompt hooks) instead of SIDE_REPLY_TEXT.
         self.side_answer = side_answer
+        # HTTP errors answering the next main requests, in order, before the script.
+        self.http_errors: list[HttpError] = list(errors)
+        self.http_errors_sent: list[HttpError] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -533,6 +557,14 @@ def _make_handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             kind = classify(headers, body)
             rec = self._record(body, kind)
+            with model._lock:
+                error = model.http_errors.pop(0) if kind == "main" and model.http_errors else None
+                if error is not None:
+                    model.http_errors_sent.append(error)
+            if error is not None:
+                self._send(error.status, json.dumps(error.body).encode(), "application/json",
+                           error.headers)
+                return
             reply = model._answer(kind, body)
             rec.reply = reply
             if body.get("stream"):

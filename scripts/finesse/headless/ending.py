@@ -110,8 +110,7 @@ def limit_wait(state: LoopState, result: ChildResult, now: datetime) -> datetime
         return None
     error = result.stream.error
     resets = error.resets_at if error is not None else None
-    until = resets + RESET_MARGIN if resets is not None and resets > now else (
-        now + UNKNOWN_RESET_WAIT)
+    until = resets + RESET_MARGIN if resets is not None else now + UNKNOWN_RESET_WAIT
     if state.deadline_at is not None and until > state.deadline_at:
         return None
     return until

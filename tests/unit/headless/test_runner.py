@@ -33,7 +33,9 @@ def start(store: LoopStore, claude: FakeClaude, args: str, **settings: Any) -> L
 
 def drive(store: LoopStore, state: LoopState, cancel: Cancel | None = None,
           **env: str) -> runner.Ended:
-    return runner.drive(store, state.session_id, cancel or Cancel(), env={**os.environ, **env})
+    clean = {key: value for key, value in os.environ.items()
+             if not key.startswith(("FINESSE_", "CLAUDE_"))}
+    return runner.drive(store, state.session_id, cancel or Cancel(), env={**clean, **env})
 
 
 def only_history(store: LoopStore) -> LoopState:
