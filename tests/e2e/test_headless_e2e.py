@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.fakeapi import FakeModel, bash, rate_limited, text
+from tests.e2e.fakeapi import FakeModel, bash, rate_limited, text, usage
 from tests.e2e.harness import REPO_ROOT
 from tests.e2e.headless import (
     bash_then_promise,
@@ -49,8 +49,8 @@ def test_three_iterations_each_a_fresh_session_end_verified_with_exit_0(
     claude_bin: Path, claude_home: Path, project: Path
 ) -> None:
     script = [
-        [text("Starting."), bash("echo 1 > step1.txt")],
-        [text("Step one is done.\nLearning: each step is a file")],
+        [text("Starting."), bash("echo 1 > step1.txt"), usage(100, 20, 30, 400)],
+        [text("Step one is done.\nLearning: each step is a file"), usage(200, 40, 0, 800)],
         [bash("echo 2 > step2.txt")], [text("Step two is done.")],
         [bash("echo 3 > step3.txt")], [text("All three exist.\n<promise>DONE</promise>")],
     ]
@@ -75,6 +75,10 @@ def test_three_iterations_each_a_fresh_session_end_verified_with_exit_0(
     assert (loop["outcome"], loop["verified"]) == ("success", True)
     assert [i["result"] for i in loop["iterations"]] == ["continue", "continue", "success"]
     assert [i["tool_calls"] for i in loop["iterations"]] == [1, 1, 1]
+    # An iteration's usage is its session's, summed over its requests (the result event).
+    assert loop["iterations"][0]["usage"] == [{
+        "model": "claude-sonnet-4-5", "input": 300, "output": 60, "cache_creation": 30,
+        "cache_read": 1200}]
     # Each iteration is its own session (--session-id), none of them the loop's own id.
     sessions = [r.headers["x-claude-code-session-id"] for r in model.requests if r.kind == "main"]
     assert sessions[0] == sessions[1] != sessions[2] == sessions[3] != sessions[4] == sessions[5]
@@ -272,3 +276,19 @@ def test_wait_on_limit_waits_for_the_reset_then_goes_on(
     assert "(--wait-on-limit)" in done.stdout and time.time() >= reset
     loop = only_loop(project)
     assert [i["result"] for i in loop["iterations"]] == ["continue", "success"]
+
+
+def test_a_429_with_an_api_key_stops_with_no_reset_time_to_report(
+    claude_bin: Path, claude_home: Path, project: Path
+) -> None:
+    # With an API key the CLI ignores the plan-limit headers: no rate_limit_event, no time.
+    with FakeModel([[text("never")]], errors=[rate_limited(rejected(int(time.time()) + 60))]
+                   ) as model:
+        done = run_ralph(ralph_args(claude_bin, "run", "Go"), cwd=project,
+                         env=ralph_env(claude_home, model.base_url,
+                                       {"CLAUDE_CODE_MAX_RETRIES": "0"}))
+    assert done.returncode == 3, done.describe()
+    assert only_loop(project)["end_message"] == (
+        "Ralph loop stopped at iteration 1/8: claude -p hit a usage limit (HTTP 429); no reset "
+        "time was reported (with an API key the CLI gives none). Resume once the limit has "
+        "passed with `ralph resume`, or run with --wait-on-limit.")

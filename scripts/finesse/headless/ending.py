@@ -89,9 +89,12 @@ def quota(state: LoopState, observation: Observation, result: ChildResult) -> De
     """A usage limit ended the iteration and the run does not wait: a resumable stop with
     the reset time, when Claude Code reported one."""
     assert state.headless is not None
+    error = result.stream.error
+    known = error is not None and error.resets_at is not None
     past = (" The reset comes after the loop's deadline (--timeout-minutes), so it did not "
             "wait." if state.headless.wait_on_limit else
-            " Resume after that with `ralph resume`, or run with --wait-on-limit.")
+            f" Resume {'after that' if known else 'once the limit has passed'} with "
+            "`ralph resume`, or run with --wait-on-limit.")
     message = (f"Ralph loop stopped at iteration {_done(state)}: claude -p hit "
                f"{_what(result)}; {_when(result)}.{past}")
     recorded = _with_excerpt(record(state, observation, "quota"),

@@ -64,6 +64,9 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
   kept when no quote closes it. Long or tricky prompts: --prompt-file PATH.
   From a terminal: ralph status | ralph cancel [--session ID | --all] | ralph abort
                    | ralph report | ralph resume | ralph doctor
+  Headless (CI, a fresh `claude -p` per iteration): ralph run "PROMPT" [the same
+                   options] [--json] [--wait-on-limit] [--iteration-timeout 20m];
+                   a decomposed plan's waves: ralph run --graph finesse-plans/NAME/
   Emergency stop for every loop of the project: create the file .claude/ralph/STOP"""
 
 
