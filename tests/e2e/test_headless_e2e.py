@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from tests.e2e.fakeapi import FakeModel, bash, rate_limited, text, usage
 from tests.e2e.harness import REPO_ROOT
 from tests.e2e.headless import (
+    after_tool,
     bash_then_promise,
     by_task,
     conversation,
@@ -292,3 +294,59 @@ def test_a_429_with_an_api_key_stops_with_no_reset_time_to_report(
         "Ralph loop stopped at iteration 1/8: claude -p hit a usage limit (HTTP 429); no reset "
         "time was reported (with an API key the CLI gives none). Resume once the limit has "
         "passed with `ralph resume`, or run with --wait-on-limit.")
+
+
+@pytest.mark.slow
+def test_stress_ten_tool_using_iterations_each_a_fresh_session(
+    claude_bin: Path, claude_home: Path, project: Path
+) -> None:
+    script: list[Any] = []
+    for number in range(1, 11):
+        script += [[bash(f"echo {number} >> steps.txt")],
+                   [text("<promise>DONE</promise>" if number == 10 else f"step {number}")]]
+    with FakeModel(script) as model:
+        done = run_ralph(ralph_args(claude_bin, "run", "Append ten steps", "--max-iterations",
+                                    "12", "--completion-promise", "DONE", "--verify",
+                                    "test $(wc -l < steps.txt) -eq 10"),
+                         cwd=project, env=ralph_env(claude_home, model.base_url))
+    assert done.returncode == 0, done.describe()
+    assert first_calls(model) == list(range(0, 20, 2))
+    loop = only_loop(project)
+    assert [i["result"] for i in loop["iterations"]] == ["continue"] * 9 + ["success"]
+    assert all(i["usage"] and not i["usage_partial"] for i in loop["iterations"])
+
+
+@pytest.mark.slow
+def test_stress_a_wide_graph_runs_at_most_jobs_at_once_and_merges_everything(
+    claude_bin: Path, claude_home: Path, project: Path
+) -> None:
+    names = ["w1", "w2", "w3", "w4", "w5"]
+    write_plan(project, "wide", [*(workflow(name) for name in names),
+                                 workflow("last", names)])
+    replies = {f"the {name} part": bash_then_promise(
+        f"mkdir -p {name} && echo {name} > {name}/done.txt", PROMISE) for name in names}
+    replies["the last part"] = bash_then_promise(
+        "mkdir -p last && cat w*/done.txt > last/done.txt", PROMISE)
+    answer = by_task(replies)
+    open_sessions: list[int] = [0, 0]  # now, most
+    lock = threading.Lock()
+
+    def counting(body: dict[str, Any]) -> Any:
+        # A session is open from its first request to its last (the one after its tool call).
+        with lock:
+            open_sessions[0] += -1 if after_tool(body) else 1
+            open_sessions[1] = max(open_sessions)
+        return answer(body)
+
+    with FakeModel([counting] * 12) as model:
+        done = run_ralph(ralph_args(claude_bin, "run", "--graph", "finesse-plans/wide",
+                                    "--jobs", "3"),
+                         cwd=project, env=ralph_env(claude_home, model.base_url))
+    assert done.returncode == 0, done.describe()
+    assert open_sessions[0] == 0 and 2 <= open_sessions[1] <= 3  # parallel, at most --jobs
+    assert (project / "last" / "done.txt").read_text() == "w1\nw2\nw3\nw4\nw5\n"
+    merges = git(project, "log", "--first-parent", "--format=%s").splitlines()[:6]
+    assert merges == [f"ralph: merge {name} (wave {2 if name == 'last' else 1} of wide)"
+                      for name in ["last", *reversed(names)]]
+    started = [line for line in done.stdout.splitlines() if "iteration 1/3 started" in line]
+    assert len(started) == 6

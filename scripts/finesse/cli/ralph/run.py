@@ -81,7 +81,8 @@ def with_run_options(function: click.decorators.FC) -> click.decorators.FC:
                    "sub-workflow in its own worktree.")
 @click.option("--jobs", type=click.IntRange(1, 16), default=2, show_default=True,
               help="With --graph: at most this many sub-workflows at a time.")
-@click.argument("words", nargs=-1, type=click.UNPROCESSED)
+@click.argument("words", nargs=-1, type=click.UNPROCESSED,
+                metavar="[PROMPT] [/ralph-loop OPTIONS]...")
 def command(project: str | None, model: str | None, as_json: bool, wait_on_limit: bool,
             iteration_timeout: str | None, claude_bin: str, claude_args: str | None,
             graph_dir: str | None, jobs: int, words: tuple[str, ...]) -> int:
