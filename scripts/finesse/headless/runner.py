@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from finesse.engine import Decision, decide
+from finesse.errors import StateError
 from finesse.headless import ending
 from finesse.headless.child import Cancel, ChildResult, Live, run_child
 from finesse.headless.observe import observe
@@ -36,6 +37,7 @@ from finesse.loop.request import StartRequest
 from finesse.models import HeadlessRun, IterationRecord, LoopState, replace
 from finesse.prompts import loop_prompt
 from finesse.state.store import LoopStore, utcnow
+from finesse.support.locks import LockTimeout, exclusive
 
 WAIT_STEP_SECONDS = 2.0
 
@@ -93,9 +95,40 @@ def start(store: LoopStore, request: StartRequest, settings: HeadlessRun,
     return state
 
 
+def _driver_lock(store: LoopStore, run_id: str) -> Path:
+    return store.paths.locks / f"{run_id}.run"
+
+
+@contextlib.contextmanager
+def driving(store: LoopStore, run_id: str) -> Iterator[None]:
+    """Held by the one process that runs a headless loop, for as long as it runs it: a loop
+    whose driver died (SIGKILL, a lost machine) is free for `ralph resume` to pick up."""
+    try:
+        with exclusive(_driver_lock(store, run_id), timeout=0.5):
+            yield
+    except LockTimeout:
+        raise StateError(f"the headless loop {run_id} is being run by another process "
+                         "(`ralph run` or `ralph resume`): `ralph status` shows it") from None
+
+
+def is_driven(store: LoopStore, run_id: str) -> bool:
+    try:
+        with exclusive(_driver_lock(store, run_id), timeout=0):
+            return False
+    except LockTimeout:
+        return True
+
+
 def drive(store: LoopStore, run_id: str, cancel: Cancel, progress: Progress | None = None,
           env: Mapping[str, str] | None = None) -> Ended:
-    """Run the loop `run_id` (started or resumed) until it ends; the ended loop."""
+    """Run the loop `run_id` (started, resumed, or left active by a driver that died) until
+    it ends; the ended loop."""
+    with driving(store, run_id):
+        return _drive(store, run_id, cancel, progress, env)
+
+
+def _drive(store: LoopStore, run_id: str, cancel: Cancel, progress: Progress | None,
+           env: Mapping[str, str] | None) -> Ended:
     shown = progress or Silent()
     environment = dict(os.environ if env is None else env)
     state = store.load(run_id)
@@ -157,10 +190,10 @@ def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, can
             # the agent left in the tree is committed (or not) with the next iteration.
             observation = ending.bare_observation(state, result, utcnow())
             if failure:
-                return _end(store, ending.blocked(state, observation, failure), result, shown)
+                return _end(store, ending.blocked(state, observation, failure), shown)
             wait = ending.limit_wait(state, result, observation.now)
             if wait is None:
-                return _end(store, ending.quota(state, observation, result), result, shown)
+                return _end(store, ending.quota(state, observation, result), shown)
             decision = decide(state, observation)
             note = ending.limit_note(result, wait)
         else:
@@ -168,7 +201,7 @@ def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, can
             wait, note = None, ending.kill_note(result, limit_name)
         decision = ending.annotate(decision, note)
         if decision.action == "end":
-            return _end(store, decision, result, shown)
+            return _end(store, decision, shown, note)
         following = record_iteration(store, decision.state, decision.state.iterations[-1],
                                      decision.notes)
         store.save(following)
@@ -177,11 +210,11 @@ def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, can
     return _Next(reason, wait, ending.limit_words(result, wait) if wait else "")
 
 
-def _end(store: LoopStore, decision: Decision, result: ChildResult, shown: Progress) -> Ended:
+def _end(store: LoopStore, decision: Decision, shown: Progress, note: str = "") -> Ended:
     banner = finish(store, decision.state, decision.notes)
     archived = archived_loop(store, decision.state.loop_id) or decision.state
     entry = archived.iterations[-1] if archived.iterations else None
-    shown.iteration_ended(archived, entry, ending.kill_note(result, ""))
+    shown.iteration_ended(archived, entry, note)
     return Ended(archived, banner)
 
 

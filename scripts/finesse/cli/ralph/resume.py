@@ -1,6 +1,7 @@
 """`ralph resume`: reopen a loop that hit a limit, quiesced, timed out or was blocked. A loop
 of a session goes on at that session's next stop; a headless loop (`ralph run`) goes on
-here, in the foreground, with `ralph run`'s display and exit codes."""
+here, in the foreground, with `ralph run`'s display and exit codes. A headless loop still
+active whose `ralph run` died without ending it (SIGKILL) is picked up and driven on."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from finesse.cli.ralph.common import project_option, store_for
 from finesse.loop.budgets import parse_budgets
 from finesse.loop.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest
 from finesse.loop.lifecycle import latest_resumable, resume_loop
-from finesse.models import replace
+from finesse.models import LoopState, replace
 from finesse.state.paths import is_valid_session_id
-from finesse.state.store import utcnow
+from finesse.state.store import LoopStore, utcnow
 
 
 @click.command("resume")
@@ -39,12 +40,20 @@ def command(project: str | None, session_id: str | None, max_iterations: int | N
            timeout_minutes: int | None, max_tokens: str | None, max_cost: str | None,
            stop_at_quota: str | None, as_json: bool, wait_on_limit: bool,
            claude_bin: str | None) -> int:
-    """Reopen the latest loop that hit a limit, quiesced, timed out or was blocked."""
+    """Reopen the latest loop that hit a limit, quiesced, timed out or was blocked (a
+    headless one goes on here; one whose `ralph run` died is picked up)."""
     if session_id is not None and not is_valid_session_id(session_id):
         raise click.UsageError(f"not a session id: {session_id!r}")
     given = {"--max-tokens": max_tokens, "--max-cost": max_cost, "--stop-at-quota": stop_at_quota}
     budgets = parse_budgets({flag: [value] for flag, value in given.items() if value is not None})
     store = store_for(project)
+    orphan = _undriven_headless(store, session_id)
+    if orphan is not None:
+        from finesse.cli.ralph.running import run_loop
+
+        click.echo(f"Picking up Ralph run {orphan.loop_id} at iteration {orphan.iteration}/"
+                   f"{orphan.max_iterations}: the process that ran it is gone.", err=as_json)
+        return run_loop(store, orphan.session_id, as_json=as_json)
     previous = latest_resumable(store, session_id)
     headless = previous.headless
     if headless is not None:
@@ -71,3 +80,13 @@ def command(project: str | None, session_id: str | None, max_iterations: int | N
         "send any prompt in that session."
     )
     return 0
+
+
+def _undriven_headless(store: LoopStore, session_id: str | None) -> LoopState | None:
+    """An active headless loop whose `ralph run` died (SIGKILL, a lost machine): it is
+    still active, so it is not resumed but driven on from where it was."""
+    from finesse.headless.runner import is_driven
+
+    return next((loop for loop in store.active_loops()
+                 if loop.headless is not None and session_id in (None, loop.session_id)
+                 and not is_driven(store, loop.session_id)), None)

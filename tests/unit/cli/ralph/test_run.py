@@ -189,3 +189,27 @@ def test_sigterm_to_ralph_run_ends_the_child_and_records_the_loop_cancelled(
     assert Path(ended.report_path).is_file()
     with pytest.raises(ProcessLookupError):
         os.kill(claude.calls[0]["pid"], 0)
+
+
+def test_ralph_resume_picks_up_a_headless_loop_whose_run_died(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore, tmp_path: Path
+) -> None:
+    # `ralph run` killed outright (SIGKILL: no handler runs) leaves its loop active and
+    # undriven; `ralph resume` drives it on from the iteration it was in.
+    from finesse.headless import runner
+    from finesse.loop.request import start_request
+    from finesse.models import HeadlessRun
+
+    claude = fake(tmp_path, {"events": s.reply_events("<promise>DONE</promise>")})
+    state = runner.start(store, start_request("Work --completion-promise DONE --verify true",
+                                              root), HeadlessRun(claude=str(claude.path)))
+    with runner.driving(store, state.session_id):  # a live `ralph run` holds it
+        code, _, err = run(capsys, "resume", "--project", str(root))
+        assert (code, err) == (2, "ralph resume: no ended Ralph loop in this project to "
+                                  "resume; start one with /ralph-loop\n")
+    code, out, err = run(capsys, "resume", "--project", str(root))
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == (f"Picking up Ralph run {state.loop_id} at iteration 1/8: "
+                                   "the process that ran it is gone.")
+    (ended,) = store.history()
+    assert (ended.loop_id, ended.outcome, ended.verified) == (state.loop_id, "success", True)
