@@ -55,6 +55,13 @@ def project_status(root: Path) -> str:
                ":(exclude).claude")
 
 
+def status_but(root: Path, left_out: str) -> str:
+    """`git status --porcelain` as printed, of everything under `root` but `left_out`, every
+    untracked file listed (the first line keeps its leading space, unlike project_status)."""
+    return git_out(root, "status", "--porcelain", "--untracked-files=all", "--", ".",
+                   f":(exclude){left_out}")
+
+
 def write(root: Path, name: str, text: str) -> Path:
     """Write a file of the project, making its directories."""
     path = root / name

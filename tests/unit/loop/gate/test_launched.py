@@ -19,11 +19,11 @@ from tests.helpers.repo import (
     commits,
     files_in,
     git,
-    git_out,
     head,
     install_hook,
     project_status,
     staged,
+    status_but,
     write,
 )
 from tests.helpers.states import OTHER_SESSION, SESSION, active, only_archived, store_for
@@ -108,13 +108,6 @@ def test_allow_dirty_with_claude_ignored_snapshots_then_commits(git_repo: Path) 
 # --- 2. a project in a subdirectory of its repository (a monorepo) --------------------------------
 
 
-def porcelain(root: Path, left_out: str) -> str:
-    """`git status --porcelain` as printed, of all but `left_out`, every untracked file
-    listed."""
-    return git_out(root, "status", "--porcelain", "--untracked-files=all", "--", ".",
-                   f":(exclude){left_out}")
-
-
 def test_a_monorepo_loop_touches_only_its_project(monorepo: Path) -> None:
     top = monorepo.parent
     # Work of the user's elsewhere in the repository, before the start: not the project's,
@@ -145,7 +138,7 @@ def test_a_monorepo_loop_touches_only_its_project(monorepo: Path) -> None:
     write(top, "other/lib.py", "LIB = 3  # edited again\n")
     write(top, "other/during.txt", "created during the loop\n")
     assert "Repair: the gate failed" in goes_on(claude, "Approach: break it")
-    before_revert = porcelain(top, "pkg")
+    before_revert = status_but(top, "pkg")
     banner, loop, report = ends(claude, "Approach: could not repair it")
     assert [r.gate_action for r in loop.iterations] == ["committed", "repair", "reverted"]
     assert (loop.iterations[-1].restored, loop.iterations[-1].removed) == (["app.py"],
@@ -153,7 +146,7 @@ def test_a_monorepo_loop_touches_only_its_project(monorepo: Path) -> None:
     assert head(top) == committed
     assert (monorepo / "app.py").read_text() == "print('v2')\n"
     assert not (monorepo / "broken.txt").exists()
-    assert porcelain(top, "pkg") == before_revert == (
+    assert status_but(top, "pkg") == before_revert == (
         " M README.md\n M other/lib.py\nA  other/staged.py\n?? TOP.txt\n"
         "?? other/during.txt\n?? other/mine.txt\n")
     assert (top / "other/lib.py").read_text() == "LIB = 3  # edited again\n"
@@ -274,13 +267,13 @@ def test_a_failing_prepare_commit_msg_hook_refuses_an_allow_dirty_start(gate_pro
                                                                         ) -> None:
     hook = install_hook(gate_project, "prepare-commit-msg", "echo 'no robots here' >&2\nexit 1")
     users_work_in_progress(gate_project)
-    before = (head(gate_project), staged(gate_project), porcelain(gate_project, ".claude"))
-    assert porcelain(gate_project, ".claude") == WORK_IN_PROGRESS
+    before = (head(gate_project), staged(gate_project), status_but(gate_project, ".claude"))
+    assert status_but(gate_project, ".claude") == WORK_IN_PROGRESS
 
     refused = LaunchedSession(gate_project, SESSION).submit(f"{START} --allow-dirty").output()
     assert refused == {"decision": "block", "reason": f"finesse: {rejected_by(hook)}"}
     assert (head(gate_project), staged(gate_project),
-            porcelain(gate_project, ".claude")) == before
+            status_but(gate_project, ".claude")) == before
     assert store_for(gate_project).load(SESSION) is None
 
 
@@ -299,14 +292,14 @@ def test_a_failing_prepare_commit_msg_hook_fails_the_stop_and_keeps_the_index(
                       f"{report_link(loop)}")
     assert (loop.outcome, loop.iterations[-1].gate_action) == ("failure", "error")
     assert commits(gate_project) == before_commits
-    assert (staged(gate_project), porcelain(gate_project, ".claude")) == (before,
+    assert (staged(gate_project), status_but(gate_project, ".claude")) == (before,
                                                                           WORK_IN_PROGRESS)
 
 
-def test_failing_pre_commit_and_commit_msg_hooks_do_not_stop_the_commits(gate_project: Path
-                                                                         ) -> None:
-    for name in ("pre-commit", "commit-msg"):
-        install_hook(gate_project, name, f"echo '{name} says no' >&2\nexit 1")
+@pytest.mark.parametrize("hook", ["pre-commit", "commit-msg"])
+def test_failing_pre_commit_and_commit_msg_hooks_do_not_stop_the_commits(gate_project: Path,
+                                                                         hook: str) -> None:
+    install_hook(gate_project, hook, f"echo '{hook} says no' >&2\nexit 1")
     before = commits(gate_project)
     write(gate_project, "scratch.txt", "uncommitted\n")
     claude = LaunchedSession(gate_project, SESSION)
