@@ -163,9 +163,10 @@ def test_a_monorepo_loop_touches_only_its_project(monorepo: Path) -> None:
 # --- 3. two loops in one checkout -----------------------------------------------------------------
 
 
-def clash(session: str, gate: bool) -> str:
+def clash(session: str, gate: bool, project: Path | None = None) -> str:
     which = "a gate-mode loop" if gate else "a loop"
-    return (f"finesse: session {session} runs {which} in this work tree; gate mode commits "
+    where = f" (project {project})" if project else ""
+    return (f"finesse: session {session} runs {which} in this work tree{where}; gate mode commits "
             "and reverts the whole project, so two loops cannot share it: run this one in a "
             "linked worktree (`git worktree add ../other-tree`, then start Claude Code there)")
 
@@ -191,6 +192,39 @@ def test_a_second_loop_in_the_checkout_is_refused(git_repo: Path, first: str,
     assert not paths.loop_file(OTHER_SESSION).exists()
     assert paths.loop_file(SESSION).read_bytes() == loop_file
     assert (head(git_repo), project_status(git_repo), branches(git_repo)) == before
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("top-gate", "pkg-plain"),  # the top's commits would take in pkg's loop files
+    ("top-plain", "pkg-gate"),  # pkg's commits would take in the top loop's work in pkg
+    ("pkg-plain", "top-gate"),  # found below, though git ignores .claude/
+    ("pkg-gate", "top-gate"),
+])
+def test_a_second_loop_in_a_project_above_or_below_is_refused(monorepo: Path, first: str,
+                                                               second: str) -> None:
+    top = monorepo.parent
+    write(top, ".gitignore", ".claude/\n")
+    git(top, "add", ".gitignore")
+    git(top, "commit", "-q", "-m", "ignore the loops' folders")
+    roots = {"top": top, "pkg": monorepo}
+    prompts = {"gate": f"{START} --max-iterations 5", "plain": "/ralph-loop Other work"}
+    where, kind = first.split("-")
+    started(LaunchedSession(roots[where], SESSION), prompts[kind])
+    loop_file = store_for(roots[where]).paths.loop_file(SESSION).read_bytes()
+    before = (head(top), project_status(top), branches(top))
+
+    there, second_kind = second.split("-")
+    refused = LaunchedSession(roots[there], OTHER_SESSION).submit(prompts[second_kind]).output()
+    assert refused == {"decision": "block",
+                       "reason": clash(SESSION, kind == "gate", roots[where])}
+    assert store_for(roots[there]).load(OTHER_SESSION) is None
+    assert store_for(roots[where]).paths.loop_file(SESSION).read_bytes() == loop_file
+    assert (head(top), project_status(top), branches(top)) == before
+
+
+def test_plain_loops_above_and_below_each_other_may_run(monorepo: Path) -> None:
+    started(LaunchedSession(monorepo.parent, SESSION), "/ralph-loop Work")
+    started(LaunchedSession(monorepo, OTHER_SESSION), "/ralph-loop Other work")
 
 
 # --- 4. the agent switches branch, or detaches HEAD, during an iteration --------------------------
