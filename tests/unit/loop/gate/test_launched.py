@@ -297,53 +297,49 @@ def users_work_in_progress(root: Path) -> None:
 WORK_IN_PROGRESS = " M README.md\nA  staged.txt\n?? untracked.txt\n"
 
 
-def test_a_failing_prepare_commit_msg_hook_refuses_an_allow_dirty_start(gate_project: Path
-                                                                        ) -> None:
-    hook = install_hook(gate_project, "prepare-commit-msg", "echo 'no robots here' >&2\nexit 1")
-    users_work_in_progress(gate_project)
-    before = (head(gate_project), staged(gate_project), status_but(gate_project, ".claude"))
-    assert status_but(gate_project, ".claude") == WORK_IN_PROGRESS
+def test_a_failing_prepare_commit_msg_hook_refuses_an_allow_dirty_start(git_repo: Path) -> None:
+    hook = install_hook(git_repo, "prepare-commit-msg", "echo 'no robots here' >&2\nexit 1")
+    users_work_in_progress(git_repo)
+    before = (head(git_repo), staged(git_repo), status_but(git_repo, ".claude"))
+    assert status_but(git_repo, ".claude") == WORK_IN_PROGRESS
 
-    refused = LaunchedSession(gate_project, SESSION).submit(f"{START} --allow-dirty").output()
+    refused = LaunchedSession(git_repo, SESSION).submit(f"{START} --allow-dirty").output()
     assert refused == {"decision": "block", "reason": f"finesse: {rejected_by(hook)}"}
-    assert (head(gate_project), staged(gate_project),
-            status_but(gate_project, ".claude")) == before
-    assert store_for(gate_project).load(SESSION) is None
+    assert (head(git_repo), staged(git_repo), status_but(git_repo, ".claude")) == before
+    assert store_for(git_repo).load(SESSION) is None
 
 
-def test_a_failing_prepare_commit_msg_hook_fails_the_stop_and_keeps_the_index(
-    gate_project: Path,
-) -> None:
-    before_commits = commits(gate_project)
-    claude = LaunchedSession(gate_project, SESSION)
+def test_a_failing_prepare_commit_msg_hook_fails_the_stop_and_keeps_the_index(git_repo: Path
+                                                                               ) -> None:
+    before_commits = commits(git_repo)
+    claude = LaunchedSession(git_repo, SESSION)
     started(claude)
-    hook = install_hook(gate_project, "prepare-commit-msg", "echo 'no robots here' >&2\nexit 1")
-    users_work_in_progress(gate_project)  # the iteration's, this time
-    before = staged(gate_project)
+    hook = install_hook(git_repo, "prepare-commit-msg", "echo 'no robots here' >&2\nexit 1")
+    users_work_in_progress(git_repo)  # the iteration's, this time
+    before = staged(git_repo)
 
     banner, loop, _ = ends(claude, "Approach: add things")
     assert banner == (f"Ralph loop failed at iteration 1/8: git: {rejected_by(hook)}\n"
                       f"{report_link(loop)}")
     assert (loop.outcome, loop.iterations[-1].gate_action) == ("failure", "error")
-    assert commits(gate_project) == before_commits
-    assert (staged(gate_project), status_but(gate_project, ".claude")) == (before,
-                                                                          WORK_IN_PROGRESS)
+    assert commits(git_repo) == before_commits
+    assert (staged(git_repo), status_but(git_repo, ".claude")) == (before, WORK_IN_PROGRESS)
 
 
 @pytest.mark.parametrize("hook", ["pre-commit", "commit-msg"])
-def test_failing_pre_commit_and_commit_msg_hooks_do_not_stop_the_commits(gate_project: Path,
+def test_failing_pre_commit_and_commit_msg_hooks_do_not_stop_the_commits(git_repo: Path,
                                                                          hook: str) -> None:
-    install_hook(gate_project, hook, f"echo '{hook} says no' >&2\nexit 1")
-    before = commits(gate_project)
-    write(gate_project, "scratch.txt", "uncommitted\n")
-    claude = LaunchedSession(gate_project, SESSION)
+    install_hook(git_repo, hook, f"echo '{hook} says no' >&2\nexit 1")
+    before = commits(git_repo)
+    write(git_repo, "scratch.txt", "uncommitted\n")
+    claude = LaunchedSession(git_repo, SESSION)
     started(claude, f"{START} --allow-dirty")
-    state = active(gate_project)
-    write(gate_project, "feature.txt", "feature\n")
+    state = active(git_repo)
+    write(git_repo, "feature.txt", "feature\n")
     goes_on(claude, "Approach: add the feature")
-    assert commits(gate_project) == ["ralph: iteration 1: add the feature",
-                                     f"ralph: snapshot before loop {state.loop_id}", *before]
-    assert project_status(gate_project) == ""
+    assert commits(git_repo) == ["ralph: iteration 1: add the feature",
+                                 f"ralph: snapshot before loop {state.loop_id}", *before]
+    assert project_status(git_repo) == ""
 
 
 # --- 6. a submodule changed by a reverted iteration -----------------------------------------------
