@@ -1,8 +1,8 @@
 """Gate mode's hard cases (issue 10), each in a real git repository and driven through the
 hook launcher as Claude Code runs it (`/ralph-loop ... --gate` typed, then the stops): a
-project that ignores `.claude/`, a project in a monorepo, two loops in one checkout, a
-branch switched during an iteration, failing git hooks, and a submodule edited by a
-reverted iteration."""
+project that ignores `.claude/`, a project in a monorepo, two loops in one checkout (in one
+project, or in projects one above the other), a branch switched during an iteration,
+failing git hooks, and a submodule edited by a reverted iteration."""
 
 from __future__ import annotations
 
