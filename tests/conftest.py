@@ -98,6 +98,19 @@ def gate_project(request: pytest.FixtureRequest, git_repo: Path, tmp_path: Path)
 
 
 @pytest.fixture
+def monorepo(git_repo: Path) -> Path:
+    """A project that is a subdirectory of a larger repository: `pkg/` of `git_repo`, beside
+    `other/` and the top's README.md, all committed. Returns the project, `pkg/`."""
+    from tests.helpers.repo import git, write
+
+    write(git_repo, "other/lib.py", "LIB = 1\n")
+    write(git_repo, "pkg/app.py", "print('v1')\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "two packages")
+    return git_repo / "pkg"
+
+
+@pytest.fixture
 def protocol_plan(git_repo: Path) -> Path:
     """`git_repo`'s tasks/todo.md: tests/helpers/plans.PLAN, committed."""
     from tests.helpers.plans import PLAN, commit_plan

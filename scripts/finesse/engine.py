@@ -29,6 +29,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from finesse.models import CommandResult, GateStep, LoopState, Outcome, Quota, replace
+from finesse.prompts import reverted_note
 from finesse.recording import (
     RESUMABLE,
     Decision,
@@ -123,8 +124,7 @@ def decide(state: LoopState, observation: Observation) -> Decision:
     if step is not None and step.action == "repair":
         return proceed(recorded, now, repair=step.results)
     if step is not None and step.action == "reverted":
-        return proceed(recorded, now, "Your last attempt was reverted: the gate was still "
-                       "red after the repair. Start this iteration from the reverted tree.")
+        return proceed(recorded, now, reverted_note(step.untouched))
     return proceed(recorded, now)
 
 

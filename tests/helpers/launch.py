@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.hooks import prompt_input, stop_input
+
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 LAUNCHER = REPO_ROOT / "hooks" / "launch.py"
 STOP = "stop"
@@ -45,3 +47,28 @@ def run_launcher(event: str, stdin: bytes, env: dict[str, str], cwd: Path) -> Ru
         cwd=cwd, timeout=60,
     )
     return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+class LaunchedSession:
+    """One Claude Code session in a project whose hooks run through the launcher, each in its
+    own process, exactly as hooks.json has Claude Code run them."""
+
+    def __init__(self, root: Path, session_id: str) -> None:
+        self.root = root
+        self.session_id = session_id
+        self.env = hook_env(root)
+
+    def submit(self, prompt: str) -> Run:
+        """The UserPromptSubmit hook's run for a prompt typed in the session."""
+        raw = prompt_input(prompt, self.session_id, str(self.root))
+        return self._checked(run_launcher(PROMPT_SUBMIT, raw, self.env, self.root))
+
+    def stop(self, reply: str) -> Run:
+        """The Stop hook's run after the agent's `reply`."""
+        raw = stop_input(reply, self.session_id, str(self.root), stop_hook_active=True)
+        return self._checked(run_launcher(STOP, raw, self.env, self.root))
+
+    @staticmethod
+    def _checked(run: Run) -> Run:
+        assert (run.code, run.stderr) == (0, ""), run
+        return run

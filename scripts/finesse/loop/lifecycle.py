@@ -16,9 +16,11 @@ from finesse.loop import notebook, report
 from finesse.loop.report import EndFacts
 from finesse.models import LoopState, Outcome, ResumeRecord, replace
 from finesse.spend import over_budget, raised_budgets
+from finesse.state.paths import StatePaths
 from finesse.state.store import LockBusy, LoopStore
 from finesse.support import git as gitstate
-from finesse.support.files import write_atomic
+from finesse.support.files import shown_name, write_atomic
+from finesse.support.layout import LOOPS_DIR
 from finesse.support.usage import start_cursor
 
 if TYPE_CHECKING:  # the grammar is not needed on the Stop path
@@ -44,18 +46,35 @@ def _cursor_fields(transcript: Path | None) -> dict[str, Any]:
     return {"transcript_offset": cursor.offset, "transcript_identity": cursor.identity}
 
 
+def _stores_in_the_work_tree(store: LoopStore, *, below: bool) -> list[LoopStore]:
+    """This project's store, then those of the projects above it in its work tree and, when
+    `below`, of those below it (a monorepo's packages): a gate loop's commits and reverts
+    reach into a project below, and a loop above works in this one's files."""
+    root = store.paths.root
+    top = gitstate.work_tree_top(root)
+    above = [path for path in root.absolute().parents if path.is_relative_to(top)]
+    nested = gitstate.projects_below(root) if below else []
+    return [store, *(LoopStore(StatePaths(path)) for path in [*above, *nested]
+                     if (path / LOOPS_DIR).is_dir())]
+
+
 def _refuse_a_second_loop_beside_a_gate(store: LoopStore, session_id: str, *,
                                         gate: bool) -> None:
     """Gate mode commits and reverts the whole project directory: it cannot share a work
-    tree with another loop, whose files it would commit or delete."""
-    others = [loop for loop in store.active_loops() if loop.session_id != session_id]
-    clash = next((loop for loop in others if gate or loop.gate), None)
-    if clash is not None:
+    tree with another loop, whose files it would commit or delete, in this project or in
+    one above or below it."""
+    for other in _stores_in_the_work_tree(store, below=gate):
+        others = [loop for loop in other.active_loops() if loop.session_id != session_id]
+        clash = next((loop for loop in others if gate or loop.gate), None)
+        if clash is None:
+            continue
         which = "a gate-mode loop" if clash.gate else "a loop"
+        where = "" if other is store else f" (project {shown_name(str(other.paths.root))})"
         raise UsageError(
-            f"session {clash.session_id} runs {which} in this work tree; gate mode commits and "
-            "reverts the whole project, so two loops cannot share it: run this one in a linked "
-            "worktree (`git worktree add ../other-tree`, then start Claude Code there)"
+            f"session {clash.session_id} runs {which} in this work tree{where}; gate mode "
+            "commits and reverts the whole project, so two loops cannot share it: run this one "
+            "in a linked worktree (`git worktree add ../other-tree`, then start Claude Code "
+            "there)"
         )
 
 
