@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -20,6 +21,8 @@ from pathlib import Path
 from finesse.errors import UsageError
 
 MAX_TEXT_BYTES = 1024 * 1024
+# A lone surrogate that is not an undecodable byte of a file name (U+DC80 to U+DCFF).
+_OTHER_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 class FileProblem(UsageError):
@@ -120,8 +123,8 @@ def storable(text: str) -> bytes:
     any other lone surrogate as U+FFFD. Never fails."""
     try:
         return text.encode("utf-8", errors="surrogateescape")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", errors="replace")
+    except UnicodeEncodeError:  # ("replace" would give "?", and for the name bytes too)
+        return _OTHER_SURROGATE.sub("\ufffd", text).encode("utf-8", errors="surrogateescape")
 
 
 def write_atomic(path: Path, text: str) -> None:
