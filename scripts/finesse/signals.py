@@ -134,5 +134,7 @@ def record_fields(reply: str) -> dict[str, str]:
 
 
 def digest(reply: str) -> str:
-    """Identifies a reply up to whitespace: two identical replies have the same digest."""
-    return hashlib.sha256(collapse_whitespace(reply).encode()).hexdigest()[:16]
+    """Identifies a reply up to whitespace: two identical replies have the same digest. A
+    lone surrogate (Claude Code's JSON may carry one) is hashed as it is, never an error."""
+    text = collapse_whitespace(reply).encode("utf-8", errors="surrogatepass")
+    return hashlib.sha256(text).hexdigest()[:16]

@@ -1,4 +1,5 @@
-"""Run the hook launcher as Claude Code does: `python3 -S hooks/launch.py EVENT`, JSON on stdin."""
+"""Run the hook launcher as Claude Code does (`python3 -S hooks/launch.py EVENT`, JSON on
+stdin), and the `ralph` command line as a terminal does (`bin/ralph ...`), in subprocesses."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.helpers.hooks import prompt_input, stop_input
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 LAUNCHER = REPO_ROOT / "hooks" / "launch.py"
+RALPH = REPO_ROOT / "bin" / "ralph"
 STOP = "stop"
 PROMPT_SUBMIT = "prompt"
 
@@ -41,10 +43,12 @@ def hook_env(root: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_launcher(event: str, stdin: bytes, env: dict[str, str], cwd: Path) -> Run:
+def run_launcher(event: str, stdin: bytes, env: dict[str, str], cwd: Path,
+                 timeout: float = 60) -> Run:
+    """The launcher run to its end; `timeout` guards against a hang (the test then fails)."""
     done = subprocess.run(
         [sys.executable, "-S", str(LAUNCHER), event], input=stdin, capture_output=True, env=env,
-        cwd=cwd, timeout=60,
+        cwd=cwd, timeout=timeout,
     )
     return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
 
@@ -72,3 +76,42 @@ class LaunchedSession:
     def _checked(run: Run) -> Run:
         assert (run.code, run.stderr) == (0, ""), run
         return run
+
+def start_launcher(event: str, stdin: bytes, env: dict[str, str],
+                   cwd: Path) -> subprocess.Popen[bytes]:
+    """The launcher started and fed its input, not waited for: to run two hooks at once."""
+    process = subprocess.Popen(
+        [sys.executable, "-S", str(LAUNCHER), event], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+    )
+    assert process.stdin is not None
+    process.stdin.write(stdin)
+    process.stdin.close()
+    return process
+
+
+def finished(process: subprocess.Popen[bytes], timeout: float = 60) -> Run:
+    """A started launcher's run, once it has ended (killed, and the test failed, after
+    `timeout` seconds)."""
+    try:
+        code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
+    assert process.stdout is not None and process.stderr is not None
+    out, err = process.stdout.read(), process.stderr.read()
+    process.stdout.close()
+    process.stderr.close()
+    return Run(code, out.decode(), err.decode())
+
+
+def run_ralph(root: Path, *argv: str, timeout: float = 60) -> Run:
+    """`ralph ARGV` run from a terminal in the project (its output decoded with escapes, so
+    any byte it printed shows)."""
+    done = subprocess.run(
+        [sys.executable, str(RALPH), *argv], capture_output=True, env=hook_env(root), cwd=root,
+        timeout=timeout,
+    )
+    return Run(done.returncode, done.stdout.decode(errors="backslashreplace"),
+               done.stderr.decode(errors="backslashreplace"))

@@ -58,10 +58,14 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
   /ralph-resume [--max-iterations N] [--timeout-minutes N]
                    reopen this session's last loop that hit a limit, quiesced,
                    timed out or was blocked
-  Arguments are split like a shell's: quote words with spaces ("..." or '...');
-  a backslash escapes a quote, a space or a backslash and is kept otherwise
-  (so \\d+ and C:\\Users stay as typed); an apostrophe inside a word (don't) is
-  kept when no quote closes it. Long or tricky prompts: --prompt-file PATH.
+  Arguments are split like a shell's, never by a shell: quote words with spaces
+  ("..." or '...'). Outside quotes a backslash escapes a quote, a space or a
+  backslash; inside "..." only \\" and \\\\; inside '...' nothing. Any other
+  backslash is kept: \\d+ and C:\\Users\\me stay as typed. An apostrophe between
+  letters (don't, O'Brien's), or after one with no ' later (the users'), is kept.
+  A quote as text: \\" or \\', or inside the other quotes: "it's", '"hi"'.
+  A prompt holds at most 1 MiB, typed or read with --prompt-file PATH (the way
+  for long or tricky prompts).
   From a terminal: ralph status | ralph cancel [--session ID | --all] | ralph abort
                    | ralph report | ralph resume | ralph doctor
   Emergency stop for every loop of the project: create the file .claude/ralph/STOP"""

@@ -97,6 +97,7 @@ def start_loop(
     _refuse_a_second_loop_beside_a_gate(store, session_id, gate=bool(request.gate))
     loop_id = new_loop_id(session_id, now)
     store.paths.loop_done_file(session_id).unlink(missing_ok=True)  # a stale signal
+    store.clear_request(session_id)  # a cancel meant for a loop that ended meanwhile
     snapshot = base = branch = None
     if request.gate:
         from finesse.loop.gate import commits as gate_git
@@ -220,12 +221,18 @@ class Stopped:
     given_up: LoopState | None = None
 
 
+# How long a cancel waits for the loop's lock before it leaves its request to the stop that
+# holds it: far longer than a stop's own work, far shorter than the checks it may be running.
+CANCEL_WAIT_SECONDS = 2.0
+
+
 def stop_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> Stopped:
-    """Cancel (or abort) this session's loop now, taking its lock. A cancel must win: while
-    a stop holds the lock (running its verification) the request is recorded, and that
-    stop ends the loop as soon as it decides."""
+    """Cancel (or abort) this session's loop now, taking its lock. A cancel must win, at
+    once: while a stop holds the lock (running its checks) the request is recorded, and
+    that stop ends the loop as soon as they return."""
+    waiting = LoopStore(store.paths, min(store.lock_timeout, CANCEL_WAIT_SECONDS))
     try:
-        with store.locked(session_id):
+        with waiting.locked(session_id):
             ended = cancel_loop(store, session_id, now, by=by)
             if ended is None and by in ABORTERS:
                 return Stopped(given_up=abort_ended(store, session_id, now, by=by))
@@ -261,6 +268,7 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
     commit HEAD is on now: a person may have committed or switched since."""
     if store.load(previous.session_id) is not None:
         raise UsageError("a Ralph loop is already running in that session: /cancel-ralph first")
+    store.clear_request(previous.session_id)  # see start_loop
     made = previous.iteration
     cap = previous.max_iterations
     if request.max_iterations is not None:
