@@ -35,7 +35,6 @@ TAG = "<promise>DONE</promise>"
         f"All tests pass.\n\n{TAG}\n",
         f"Done with the work:{TAG}.",
         "<promise>  DONE \n </promise>",
-        "<PROMISE>DONE</Promise>",
         f"The fence below is closed.\n```\ncode\n```\n{TAG}",
         f"~~~\n<promise>NOT YET</promise>\n~~~\n{TAG}",
         f"Inline `code` then {TAG} then `more code`.",
@@ -62,6 +61,11 @@ def test_promise_in_prose_counts(reply: str) -> None:
         "<promise>DONE!</promise>",
         "<promise>done</promise>",
         "<promise>DO NE</promise>",
+        # The tag is seed 001's interface, written exactly: another case is no tag. (Until
+        # issue 10's blind cases, <PROMISE>DONE</Promise> counted; the blind writer read it
+        # as no claim, and the seed's exact text decides.)
+        "<PROMISE>DONE</Promise>",
+        "<Promise>DONE</Promise>",
         f"```\n{TAG}\n```",
         f"Explaining the protocol:\n```text\nWhen finished, write {TAG}\n```\nNot yet.",
         f"~~~\n{TAG}\n~~~",
@@ -323,11 +327,7 @@ BLIND = json.loads((Path(__file__).parent / "data" / "terminal_blind.json").read
     encoding="utf-8"))
 # Blind labels that disagree with the rule as documented (the module docstring of
 # finesse.signals). They are reported, never relabelled here; strict: a fix shows at once.
-DISAGREES = {
-    "uppercase_tag_name": "the rule takes the promise tag's name in any case "
-                          "(test_promise_in_prose_counts: <PROMISE>DONE</Promise>); the writer "
-                          "marked this label ambiguous",
-}
+DISAGREES: dict[str, str] = {}
 
 
 def _blind(case: dict[str, Any]) -> Any:

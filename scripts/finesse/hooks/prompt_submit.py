@@ -27,12 +27,11 @@ from finesse.loop.grammar import (
 )
 from finesse.loop.lifecycle import (
     cancel_loop,
-    latest_resumable,
-    resume_loop,
     start_loop,
     stop_loop,
 )
 from finesse.loop.request import StartRequest, start_request
+from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.loop.status import describe, start_context, start_notes
 from finesse.models import PromptInput
 from finesse.schema import SchemaError, from_json
