@@ -113,9 +113,10 @@ STOP = re.compile(r"\b(?:stop|halt|give\s+up|end\s+the\s+loop)\b", _I)
 
 # 4 ordered-phases
 _ORDINAL = rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|(?-i:[A-H])(?=\W)"
+# After an outline number ("1.2 Phase 2 — ..."); as a YAML key ("phase_2_stats:").
 PHASE_MARKER = re.compile(
-    r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)])\s+)?(?:\*\*|__)?\s*"
-    rf"(?:phase|stage|step|milestone|part)\s+(?P<number>{_ORDINAL})\b",
+    r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+)?(?:\*\*|__)?\s*"
+    rf"(?:phase|stage|step|milestone|part)(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
     _I,
 )
 # Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...".

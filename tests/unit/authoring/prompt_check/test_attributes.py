@@ -324,6 +324,14 @@ PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k pars
     "1. `pytest -q -k parse` → all ok.\n2. `pytest -q` → all ok, and step 1 still passes.\n",
     "## Phases\n\n### 1. Parse\nParse the flag. Verify: `pytest -q -k parse`\n\n"
     "### 2. Print\nPrint debug lines. Verify: `pytest -q`\n\n## Rules\n",
+    # Outline numbering before the phase: "1.1 Phase 1 — ...", criteria "1.1.1 ...".
+    "1. Phases (in order)\n\n1.1 Phase 1 — Parse\n  1.1.1 The flag is parsed.\n"
+    "  1.1.2 Verify: `pytest -q -k parse`\n\n1.2 Phase 2 — Print\n"
+    "  1.2.1 Debug lines are printed.\n  1.2.2 Verify: `pytest -q`\n\n",
+    # Phases as YAML-style keys: "phase_1_parse:".
+    "phases:\n  phase_1_parse:\n    deliverable: the flag is parsed\n"
+    "    verify: pytest -q -k parse\n  phase_2_print:\n    deliverable: debug lines\n"
+    "    verify: pytest -q\n\n",
 ])
 def test_ways_of_writing_ordered_phases(phases: str) -> None:
     # The base prompt's cold start says "check the current state"; the bare numbered list
