@@ -34,7 +34,9 @@ _BARE_PATH = re.compile(
 _CLAUSE_BREAK = re.compile(r";\s+|\s+—\s+")
 _OUT = re.compile(
     r"\bout[- ]of[- ]scope\b|\bnot\s+in\s+scope\b|\boff[- ]limits\b|\bread[- ]only\b|"
-    r"\bhands\s+off\b|\bleave\b.{0,80}?\b(?:alone|untouched|as[- ]is)\b|"
+    # "Leave `deploy/` alone", "leave those two exactly as they are", "keep X unchanged".
+    r"\bhands\s+off\b|\b(?:leave|keep)\b.{0,80}?\b(?:alone|untouched|unchanged|intact|"
+    r"as[- ]is|as\s+(?:it|they)\s+(?:is|are|was|were|stands?))\b|"
     r"\b(?:not|never|don['\u2019]?t|mustn['\u2019]?t)\b[^.;:]{0,25}?\b(?:touch|chang|modif|edit|updat|delet|"
     r"remov|renam|rewrit|reformat|push|commit)\w*|"
     r"\bstays?\s+as\s+(?:it|they)\s+(?:is|are)\b|\bstays?\s+(?:unchanged|untouched|the\s+same)\b|"

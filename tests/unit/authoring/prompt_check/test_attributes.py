@@ -540,6 +540,17 @@ def test_paths_only_then_never_paths() -> None:
     assert failing(named) == ["scoped-context"]
 
 
+@pytest.mark.parametrize("leave", [
+    "Leave `vendor/` exactly as it is.", "Please leave `vendor/` as they are.",
+    "`vendor/` is shared, so leave it as it stands.", "Keep `vendor/` unchanged.",
+    "Leave `vendor/` intact.",
+])
+def test_ways_of_leaving_a_path_as_it_is(leave: str) -> None:
+    text = edit("Out of scope: `vendor/`.", leave)
+    assert failing(text) == []
+    assert failing(edit("Out of scope: `vendor/`.", "Look at `vendor/`.")) == ["scoped-context"]
+
+
 def test_paths_under_an_out_of_scope_heading_are_out_of_scope() -> None:
     text = edit("Out of scope: `vendor/`.", "\n\n## Do not touch\n- vendor/\n- migrations/")
     assert failing(text) == []
