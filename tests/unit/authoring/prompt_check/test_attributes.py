@@ -551,6 +551,18 @@ def test_ways_of_leaving_a_path_as_it_is(leave: str) -> None:
     assert failing(edit("Out of scope: `vendor/`.", "Look at `vendor/`.")) == ["scoped-context"]
 
 
+@pytest.mark.parametrize(("keys", "out"), [
+    ("scope_in: cli/main.py, tests/test_cli.py\n", "scope_out: vendor/, migrations/"),
+    ("files_in_scope: cli/main.py, tests/\n", "files_off_limits: vendor/, setup.cfg"),
+    ("task: add a flag\nin_scope: cli/\n", "out_of_scope: vendor/\nmax_iterations: 10"),
+])
+def test_scope_given_as_yaml_style_keys(keys: str, out: str) -> None:
+    text = edit("In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.",
+                keys + out)
+    assert failing(text) == []
+    assert failing(edit(out, "", text)) == ["scoped-context"]
+
+
 def test_paths_under_an_out_of_scope_heading_are_out_of_scope() -> None:
     text = edit("Out of scope: `vendor/`.", "\n\n## Do not touch\n- vendor/\n- migrations/")
     assert failing(text) == []
