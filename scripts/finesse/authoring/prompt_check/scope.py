@@ -39,7 +39,8 @@ _SNAKE_KEY = r"[a-z][a-z\d]*(?:_[a-z\d]+)+:(?=\s)"
 _CLAUSE_BREAK = re.compile(rf";\s+|\s+—\s+|\s+(?={_SNAKE_KEY})", _I)
 _KEY_AT_START = re.compile(rf"^\s*{_SNAKE_KEY}", _I)
 _OUT = re.compile(
-    r"\bout[- ]of[- ]scope\b|\bnot\s+in\s+scope\b|\bscope\s+out\s*:|\boff[- ]limits\b|\bread[- ]only\b|"
+    r"\bout[- ]of[- ]scope\b|\bnot\s+in\s+scope\b|\bscope\s+out\s*:|\boff[- ]limits\b|"
+    r"\bread[- ]only\b|"
     # "Leave `deploy/` alone", "leave those two exactly as they are", "keep X unchanged".
     r"\bhands\s+off\b|\b(?:leave|keep)\b.{0,80}?\b(?:alone|untouched|unchanged|intact|"
     r"as[- ]is|as\s+(?:it|they)\s+(?:is|are|was|were|stands?))\b|"
