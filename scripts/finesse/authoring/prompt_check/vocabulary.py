@@ -73,7 +73,8 @@ CRITERIA_INTRO = re.compile(
     _I,
 )
 ARROW = re.compile(r"→|=>|->")
-THEN = re.compile(r"^[*_]*then\b", _I)
+# "Then output ...", "Only then output ...": the sentence before holds the condition.
+THEN = re.compile(r"^[*_]*(?:(?:and\s+)?only\s+)?then\b", _I)
 SUBAGENT_NOTE = re.compile(r"\[subagent\s+opportunity\]", _I)
 
 # 3 failure-instructions: "the same error three times", "3+ attempts", "twice in a row".

@@ -119,6 +119,9 @@ SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
     "Output <promise>DONE</promise> only when every acceptance box is ticked.\n",
     "| Name | Command |\n|---|---|\n| tidy | `ruff check .` |\n\n"
     "Output <promise>DONE</promise> when both phases pass and tidy is clean.\n",
+    "Done means both phases' Verify commands exit 0 in the same iteration. Only then output "
+    "<promise>DONE</promise>.\n",
+    "`pytest -q` and `ruff check .` exit 0. And only then output <promise>DONE</promise>.\n",
 ])
 def test_ways_of_pointing_the_signal_at_the_checks(signal: str) -> None:
     assert failing(edit(SIGNAL, signal)) == []
