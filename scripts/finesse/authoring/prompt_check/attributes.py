@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.criteria import (
     completion_conditions,
+    phase_criteria,
     phase_statements,
     phase_verified,
 )
@@ -70,13 +71,15 @@ def _fail(line: Line | None, fix: str) -> Verdict:
 
 def binary_completion_criteria(prompt: Prompt) -> Verdict:
     """Every criterion is a result a command shows. A phase whose Verify line names a
-    command is checked by it, whatever its criteria say; the completion condition, the
+    command is checked by it, whatever its criteria say (a criteria list inside it too:
+    `phase_criteria`); the completion condition, the
     completion list and the phases no command checks must not judge quality ("clean",
     "properly structured", "good"); each listed criterion must name a command or a result
     ("exits 0", "All tests pass", "Coverage > 80%", "returns 200"), and the completion
     condition must too, or point at the work that does ("when ALL phases are complete")."""
     conditions = completion_conditions(prompt)
-    items = [(item.text, item.first) for item in prompt.criteria]
+    checked = phase_criteria(prompt)
+    items = [(item.text, item.first) for item in prompt.criteria if id(item) not in checked]
     for text, line in [*conditions, *items]:
         word = vague_word(text, prompt.command_names)
         if word:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from finesse.authoring.prompt_check.document import Line
+from finesse.authoring.prompt_check.document import Block, Line
 from finesse.authoring.prompt_check.done import NEGATED_CLAIM
 from finesse.authoring.prompt_check.phase_model import Phase
 from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
@@ -16,6 +16,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     COMMAND_ARROW,
     NEGATED_EMIT,
+    PROMISE_TAG,
     SUBAGENT_NOTE,
     THEN,
     VERIFY,
@@ -92,6 +93,25 @@ def phase_verified(phase: Phase, names: frozenset[str] = frozenset()) -> bool:
                 looks_like_command(span) for span in spans):
             return True
     return False
+
+
+def phase_criteria(prompt: Prompt) -> set[int]:
+    """The ids of the criteria items that sit inside a phase a command checks ("phase_1:
+    ... criteria: - ... verify: `cmd`"): that phase's command checks them, whatever they
+    say. Not the items a completion signal introduces ("Output <promise>X</promise> when
+    ALL of the following are true:"), even under the last phase's heading."""
+    inside = {line.number for phase in prompt.phases.found
+              if phase_verified(phase, prompt.command_names) for line in phase.region}
+    found: set[int] = set()
+    intro: Block | None = None
+    criteria = {id(item) for item in prompt.criteria}
+    for block in prompt.doc.blocks:
+        if block.kind != "item":
+            intro = block
+        elif (id(block) in criteria and block.first.number in inside
+              and not (intro is not None and PROMISE_TAG.search(intro.text))):
+            found.add(id(block))
+    return found
 
 
 def _phase_sentences(phase: Phase) -> list[tuple[str, Line]]:

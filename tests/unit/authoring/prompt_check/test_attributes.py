@@ -103,6 +103,29 @@ def test_a_vague_phase_is_binary_when_its_verify_line_names_a_command() -> None:
     )
 
 
+KEYED_PHASES = ("phases:\n  phase_1:\n    criteria:\n      - the flag reaches the config object\n"
+                "      - `--verbose` is in the help text\n    verify: pytest -q -k parse\n"
+                "  phase_2:\n    criteria:\n      - debug lines go to stderr\n"
+                "      - nothing is printed without the flag\n    verify: pytest -q\n\n")
+
+
+def test_criteria_inside_a_phase_its_command_checks_are_binary() -> None:
+    text = edit(SIGNAL, "Output <promise>DONE</promise> when ALL phases are complete.\n",
+                edit(PHASES, KEYED_PHASES))
+    assert failing(text) == []
+    unchecked = text.replace("    verify: pytest -q -k parse\n", "")
+    assert result(unchecked, "binary-completion-criteria").evidence == (
+        "line 10: - the flag reaches the config object")
+
+
+def test_the_criteria_a_signal_introduces_under_the_last_phase_are_still_judged() -> None:
+    text = edit(PHASES, "### Phase 1: parse\nVerify: `pytest -q -k parse`\n\n"
+                        "### Phase 2: print\nVerify: `pytest -q`\n\n")
+    assert failing(text) == []
+    vague = edit("- `ruff check .` exits 0", "- the output looks right", text)
+    assert failing(vague) == ["binary-completion-criteria"]
+
+
 SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
           "- `pytest -q` exits 0\n- `ruff check .` exits 0\n")
 
