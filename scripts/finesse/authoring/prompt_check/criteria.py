@@ -23,6 +23,10 @@ from finesse.authoring.prompt_check.vocabulary import (
     looks_like_command,
 )
 
+# A criterion under a phase: a list item or an outline-numbered line ("1.3.1 ...").
+_CRITERION_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+\S")
+# A phase line that goes on after its name: "**Step 1 — Verify.** `x` should check ...".
+_SENTENCE_THEN_MORE = re.compile(r"[.!?][*_]*\s+\S")
 _DONE_LABEL = re.compile(
     r"^[\s*_]*(?:done|complete|completion|finished|finish|success|signal)[\s*_:]*$", re.I)
 
@@ -121,11 +125,18 @@ def _phase_sentences(phase: Phase) -> list[tuple[str, Line]]:
 
 
 def phase_statements(phase: Phase) -> list[tuple[str, Line]]:
-    """A phase's statements: its text up to a Verify label, without subagent notes."""
+    """A phase's statements: its text up to a Verify label, without subagent notes. A phase
+    whose line only names it, over a list of its criteria ("Phase 3: Polish for release"
+    over "- All tests pass"), is its criteria: the name is the deliverable (the seed's
+    template puts "Phase 1: [specific deliverable]" over "- [verifiable criterion]")."""
     statements = []
     for text, line in _phase_sentences(phase):
         label = VERIFY.search(text)
         text = text[: label.start()] if label else text
         if text.strip() and not SUBAGENT_NOTE.search(text):
             statements.append((text, line))
+    if (not phase.told and len(statements) > 1 and statements[0][1] == phase.line
+            and not _SENTENCE_THEN_MORE.search(phase.line.text.strip())
+            and any(_CRITERION_LINE.match(text) for text, _ in statements[1:])):
+        return statements[1:]
     return statements

@@ -126,6 +126,20 @@ def test_the_criteria_a_signal_introduces_under_the_last_phase_are_still_judged(
     assert failing(vague) == ["binary-completion-criteria"]
 
 
+def test_a_phase_named_vaguely_over_binary_criteria_is_judged_by_its_criteria() -> None:
+    named = ("Phase 1: Polish the parser\n  - All tests pass\n  - Zero lint warnings\n"
+             "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`\n")
+    text = edit("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n",
+                named)
+    assert failing(text) == []
+    vague = edit("  - Zero lint warnings\n", "  - The parser looks polished\n", text)
+    assert result(vague, "binary-completion-criteria").evidence == (
+        "line 9: - The parser looks polished")
+    alone = edit("  - All tests pass\n  - Zero lint warnings\n", "", text)
+    assert result(alone, "binary-completion-criteria").evidence == (
+        "line 7: Phase 1: Polish the parser")
+
+
 SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
           "- `pytest -q` exits 0\n- `ruff check .` exits 0\n")
 
