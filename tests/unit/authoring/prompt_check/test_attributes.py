@@ -246,6 +246,15 @@ def test_the_final_messages_content_on_a_condition_is_an_instruction() -> None:
     assert "completion-signal" in failing(unconditional)
 
 
+@pytest.mark.parametrize("pointer", ["At that point", "At this point", "Only at that point"])
+def test_at_that_point_points_the_signal_at_the_sentence_before(pointer: str) -> None:
+    text = edit(SIGNAL, "The task is done when `pytest -q` and `ruff check .` exit 0 in one "
+                        f"run. {pointer} output <promise>DONE</promise>.\n")
+    assert failing(text) == []
+    vague = edit("`pytest -q` and `ruff check .` exit 0", "the code is clean", text)
+    assert failing(vague) == ["binary-completion-criteria"]
+
+
 def test_blocked_is_not_a_completion_signal() -> None:
     text = edit("Output <promise>DONE</promise> when ALL", "Stop when ALL")
     assert failing(text) == ["completion-signal"]
