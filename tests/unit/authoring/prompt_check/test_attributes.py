@@ -661,6 +661,33 @@ def test_conservative_limits_pass(limit: str) -> None:
     assert failing(edit("Max iterations: 10", limit)) == []
 
 
+@pytest.mark.parametrize("unlimited", [
+    "There's no iteration cap on this one, so take as many passes as you need.",
+    "There is no fixed iteration budget for this task.",
+    "Keep looping for as long as it takes.",
+    "Take as many iterations as you need.",
+    "There is no limit on the number of iterations.",
+])
+def test_saying_there_is_no_cap_fails_whatever_else_is_stated(unlimited: str) -> None:
+    stuck = edit("Max iterations: 10", "If unable to make progress after 3 iterations, output "
+                                       "<promise>BLOCKED</promise>.")
+    assert failing(stuck) == []
+    text = edit("Do not add dependencies.", f"Do not add dependencies. {unlimited}", stuck)
+    verdict = result(text, "iteration-limit")
+    assert (verdict.passed, verdict.evidence) == (False, f"line 12: Do not add dependencies. "
+                                                         f"{unlimited}")
+    assert verdict.fix.startswith("remove '")
+    assert failing(text) == ["iteration-limit"]
+
+
+@pytest.mark.parametrize("capped", [
+    "No more than 12 iterations.", "Take as many notes as you need.",
+    "No iteration may add a dependency.",
+])
+def test_words_that_do_not_lift_the_cap(capped: str) -> None:
+    assert failing(edit("Do not add dependencies.", f"Do not add dependencies. {capped}")) == []
+
+
 @pytest.mark.parametrize(("limit", "value"), [
     ("Max iterations: 26", 26), ("--max-iterations 50", 50), ("Iteration budget: 40", 40),
     ("max iterations: 0", 0), ("You have 30 iterations.", 30),
