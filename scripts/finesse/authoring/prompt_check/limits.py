@@ -4,7 +4,9 @@ iterations, ... <promise>BLOCKED</promise>"), every number stated that way at mo
 
 Saying that there is no cap ("There's no iteration cap on this one", "take as many passes
 as you need", "Keep looping for as long as it takes") fails the attribute whatever else
-the prompt says: a rule for giving up when stuck is no cap on a loop told to run on.
+the prompt says: a rule for giving up when stuck is no cap on a loop told to run on. Not
+when the same sentence states the cap ("as many passes as you need within the 12-iteration
+cap").
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
     it or what is wrong, the fix)."""
     doc = prompt.doc
     for sentence in doc.sentences():
-        unlimited = NO_LIMIT.search(without_emphasis(sentence.text))
-        if unlimited:
+        plain = without_emphasis(sentence.text)
+        unlimited = NO_LIMIT.search(plain)
+        # "as many passes as you need within the 12-iteration cap" states a cap.
+        if unlimited and not any(pattern.search(plain) for pattern in LIMITS):
             return False, sentence.line_at(), (
                 f"remove '{unlimited.group(0)}' and state a conservative cap, e.g. "
                 f"'Max iterations: 12' (at most {MAX_ITERATIONS})")

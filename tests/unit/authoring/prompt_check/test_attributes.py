@@ -683,6 +683,7 @@ def test_saying_there_is_no_cap_fails_whatever_else_is_stated(unlimited: str) ->
 @pytest.mark.parametrize("capped", [
     "No more than 12 iterations.", "Take as many notes as you need.",
     "No iteration may add a dependency.",
+    "Take as many passes as you need within the 12-iteration cap.",
 ])
 def test_words_that_do_not_lift_the_cap(capped: str) -> None:
     assert failing(edit("Do not add dependencies.", f"Do not add dependencies. {capped}")) == []
