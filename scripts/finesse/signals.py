@@ -15,9 +15,9 @@ The terminal-line rule (seed 001: "exactly one result line, then the promise"):
    The blocker is the rest of that line and the lines after it (at most 20), less any
    promise tag.
 4. Otherwise the reply **claims completion** when its prose holds the promise tag
-   `<promise>TEXT</promise>` (the tag exactly as seed 001 writes it, lower case; TEXT
-   trimmed and whitespace-collapsed, equal to the loop's promise), or when its terminal result line is
-   `RESULT: VERIFIED_COMPLETE`. A bare `DONE` never counts.
+   `<promise>TEXT</promise>` (the tag exactly as seed 001 writes it, lower case;
+   TEXT trimmed and whitespace-collapsed, equal to the loop's promise), or when its
+   terminal result line is `RESULT: VERIFIED_COMPLETE`. A bare `DONE` never counts.
 """
 
 from __future__ import annotations
