@@ -28,6 +28,18 @@ def start_context(state: LoopState) -> str:
     )
 
 
+def _budgets(state: LoopState) -> list[str]:
+    spent = totals(state)
+    found = []
+    if state.max_tokens is not None:
+        found.append(f"{spent.billed_tokens:,} of {state.max_tokens:,} tokens")
+    if state.max_cost is not None:
+        found.append(f"${spent.cost:,.2f} of ${state.max_cost:,.2f} (estimated)")
+    if state.stop_at_quota is not None:
+        found.append(f"stops at {state.stop_at_quota}% of the five-hour or weekly window")
+    return found
+
+
 def describe(state: LoopState, now: datetime, *, history: bool = False) -> str:
     """A few lines about one active loop, for /ralph-status and `ralph status`."""
     minutes = int((now - state.started_at).total_seconds() // 60)
@@ -45,6 +57,9 @@ def describe(state: LoopState, now: datetime, *, history: bool = False) -> str:
     if spent.billed_tokens or spent.cost:
         lines.append(f"spend: {spent.billed_tokens:,} tokens (+{spent.cache_read:,} cache "
                      f"reads), {dollars(spent.cost)}")
+    budgets = _budgets(state)
+    if budgets:
+        lines.append("budget: " + "; ".join(budgets))
     if history:
         for record in state.iterations:
             line = f"  iteration {record.number}: {record.result}"
