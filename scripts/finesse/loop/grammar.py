@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from finesse.errors import UsageError
-from finesse.loop.budgets import Budgets, parse_budgets
+from finesse.loop.budgets import Budgets, parse_budgets, single
 from finesse.loop.words import parse_count, split_words
 
 PLUGIN_NAME = "finesse"
@@ -144,15 +144,6 @@ def _take_flags(
     return prompt_words, values
 
 
-def _single(values: dict[str, list[str]], flag: str) -> str | None:
-    given = values.get(flag)
-    if not given:
-        return None
-    if len(given) > 1:
-        raise UsageError(f"{flag} was given {len(given)} times: give it once")
-    return given[0]
-
-
 @dataclass
 class LoopArgs:
     """The arguments of `/ralph-loop` (or `/finesse-execute`), checked, before any file is
@@ -191,16 +182,16 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
                       no_plan=bool(values.pop("--no-plan", [])))
     if executing and ("--prompt-file" not in values or prompt_words):
         raise UsageError(f"/finesse-execute runs a prompt file: type {usage}")
-    max_iterations = _single(values, "--max-iterations")
+    max_iterations = single(values, "--max-iterations")
     if max_iterations is not None:
         parsed.max_iterations = parse_max_iterations(max_iterations)
-    parsed.promise = _single(values, "--completion-promise")
-    parsed.promise_file = _single(values, "--completion-promise-file")
+    parsed.promise = single(values, "--completion-promise")
+    parsed.promise_file = single(values, "--completion-promise-file")
     if parsed.promise is not None and parsed.promise_file is not None:
         raise UsageError("give --completion-promise or --completion-promise-file, not both")
     if parsed.promise is not None:
         parsed.promise = check_promise(parsed.promise, "--completion-promise")
-    parsed.prompt_file = _single(values, "--prompt-file")
+    parsed.prompt_file = single(values, "--prompt-file")
     if parsed.prompt_file is not None and prompt_words:
         raise UsageError(
             "give the prompt inline or with --prompt-file, not both: drop the words or the flag"
@@ -211,22 +202,22 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
             if not command_text.strip():
                 raise UsageError(f'{flag} needs a command, e.g. {flag} "pytest -q"')
             target.append(command_text)
-    parsed.plan_file = _single(values, "--plan")
+    parsed.plan_file = single(values, "--plan")
     if parsed.plan_file is not None and parsed.no_plan:
         raise UsageError("give --plan PATH or --no-plan, not both")
     if not parsed.prompt and parsed.prompt_file is None and parsed.plan_file is None:
         raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
-    effort = _single(values, "--effort")
+    effort = single(values, "--effort")
     if effort is not None:
         if effort not in EFFORT_LEVELS:
             raise UsageError(f"--effort must be one of {', '.join(EFFORT_LEVELS)}, not {effort!r}")
         parsed.effort = effort
-    quiesce_after = _single(values, "--quiesce-after")
+    quiesce_after = single(values, "--quiesce-after")
     if quiesce_after is not None:
         # At 8 or more, Claude Code's own cap (8 blocked stops without a tool call) would end
         # a talk-only loop first, silently: quiescence must act before it.
         parsed.quiesce_after = parse_count(quiesce_after, "--quiesce-after", MAX_QUIESCE_AFTER)
-    timeout = _single(values, "--timeout-minutes")
+    timeout = single(values, "--timeout-minutes")
     if timeout is not None:
         parsed.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
     parsed.budgets = parse_budgets(values)
@@ -245,10 +236,10 @@ def parse_resume_args(args: str) -> ResumeRequest:
     if words:
         raise UsageError(f"/ralph-resume takes only options: type {RESUME_USAGE}")
     request = ResumeRequest()
-    max_iterations = _single(values, "--max-iterations")
+    max_iterations = single(values, "--max-iterations")
     if max_iterations is not None:
         request.max_iterations = parse_max_iterations(max_iterations)
-    timeout = _single(values, "--timeout-minutes")
+    timeout = single(values, "--timeout-minutes")
     if timeout is not None:
         request.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
     request.budgets = parse_budgets(values)
