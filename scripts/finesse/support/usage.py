@@ -61,6 +61,7 @@ class Increment:
     tool_calls: int = 0
     by_model: dict[str, Tokens] = field(default_factory=dict)
     partial: bool = False  # more was written than read (see WINDOW)
+    last_text: str | None = None  # the last text block of the assistant lines read
 
 
 def _count(value: object) -> int:
@@ -132,8 +133,12 @@ def _take(raw: bytes, increment: Increment, seen: list[str], known: set[str]) ->
     if entry.get("type") != "assistant":
         return
     if isinstance(content, list):
-        increment.tool_calls += sum(1 for block in content
-                                    if isinstance(block, dict) and block.get("type") == "tool_use")
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                increment.tool_calls += 1
+            elif (isinstance(block, dict) and block.get("type") == "text"
+                  and isinstance(block.get("text"), str)):
+                increment.last_text = block["text"]
     message_id = message.get("id")
     usage = message.get("usage")
     if not isinstance(message_id, str) or not isinstance(usage, dict) or message_id in known:
