@@ -103,10 +103,11 @@ def _read_caught_up(transcript: Path, cursor: Cursor, reply: str | None) -> Incr
     """The new bytes, once they hold the reply the Stop input carries: Claude Code may run
     the hook before it has written the reply's lines, whose usage then belongs to this
     iteration. Waits at most TRANSCRIPT_LAG_SECONDS, and only when the reply is missing."""
-    wanted = (reply or "").strip()
+    wanted = (reply or "").strip()[:200]  # a start is enough, should either side be cut
     increment = read_increment(transcript, cursor)
     deadline = _monotonic() + TRANSCRIPT_LAG_SECONDS
-    while (increment is not None and wanted and (increment.last_text or "").strip() != wanted
+    while (increment is not None and wanted
+           and (increment.last_text or "").strip()[:200] != wanted
            and _monotonic() < deadline):
         _sleep(0.05)
         increment = read_increment(transcript, cursor)
