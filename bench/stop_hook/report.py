@@ -117,7 +117,8 @@ def print_table(data: dict[str, Any]) -> None:
     print("targets")
     for t in data["targets"]:
         if t["key"].startswith("size_drift"):
-            value = f"{t['value']:+.1%} (fastest runs: {t['min_based']:+.1%})"
+            value = (f"{t['value']:+.1%} (fastest runs: {t['min_based']:+.1%}, "
+                     f"paired runs: {t['paired']:+.1%})")
         elif t["key"] == "peak_memory":
             value = f"{t['value']:.1f} MiB"
         else:

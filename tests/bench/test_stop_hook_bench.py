@@ -79,6 +79,8 @@ def test_bench_smoke(capsys: pytest.CaptureFixture[str]) -> None:
             "size_drift_worst_cursor", "size_drift_worst_no_cursor", "peak_memory",
             "worst_cursor_0.05mb", "worst_no_cursor_0.05mb", "usage_0.05mb"} <= targets
     assert all(isinstance(t["pass"], bool) for t in data["targets"])
+    drifts = [t for t in data["targets"] if t["key"].startswith("size_drift")]
+    assert len(drifts) == 4 and all({"min_based", "paired"} <= t.keys() for t in drifts)
 
     compare = data["compare"]  # the same checkout again: every scenario runs there too
     assert compare["root"] == str(repo) and compare["layout"] == "hooks/launch.py stop"
