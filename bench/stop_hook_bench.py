@@ -11,8 +11,9 @@ Numbers, not assertions. In one run, on this machine, it measures:
   with a usage cursor, the new bytes holding several assistant messages whose token usage
   the loop file must then record exactly (the usage reader ran);
 - the worst case: a turn that has run for a long time (no typed prompt, every assistant
-  message ending in a tool call) at the smallest and largest size, the loop holding a
-  cursor about 200 KB back, and holding none (a loop started from a terminal);
+  message ending in a tool call, then the final reply) at the smallest and largest size,
+  the loop holding a cursor about 200 KB back, and holding none (a loop started from a
+  terminal);
 - with `--compare-root PATH`, the same scenarios on another checkout of the plugin (an
   older commit's worktree, say), in the same round-robin, against the same bare start-up;
   what that checkout cannot run (no cursor, no usage reader) is said, not guessed.

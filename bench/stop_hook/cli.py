@@ -121,7 +121,8 @@ def _notes(args: argparse.Namespace, scenarios: list[Scenario], built: float, el
                  + ", ".join(f"{size} {ms:.3f}" for size, ms in tail_reads.items()))
     new = sorted({s.new_bytes for s in scenarios if s.family == "worst_cursor" and s.new_bytes})
     notes.append(
-        "worst case: one turn, no typed prompt, every assistant message ending in a tool call; "
+        "worst case: one turn, no typed prompt, every assistant message ending in a tool call "
+        "but the final reply; "
         f"with a cursor, {' / '.join(f'{n / 1000:.0f} KB' for n in new) or 'no bytes'} written "
         f"since the last stop (about {WORST_CASE_NEW_BYTES // 1000} KB, at most a fifth of the "
         "file); in-process reads, median ms: "

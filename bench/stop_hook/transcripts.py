@@ -6,8 +6,11 @@
   lines, and ends with the final reply.
 - `worst_case`: one turn that has run for a long time: no typed prompt and no Stop hook
   feedback anywhere, every assistant message ending in a tool call followed by its result,
-  so that a reader looking for the turn's start finds none. The final reply is not written
-  yet (Claude Code sends it as `last_assistant_message`).
+  so that a reader looking for the turn's start finds none; then the final reply, the
+  message that ends the turn (the Stop is for it). It is written, as once Claude Code has
+  caught up: a Stop input whose reply the transcript's new bytes never hold makes the hook
+  wait for it (a second at most, `hooks/stop.py` TRANSCRIPT_LAG_SECONDS), which would
+  measure that wait, not the reading.
 
 Both end with the same bytes at every size (the last iteration is written from its own
 seed), so comparing sizes compares only what lies before. `Transcript` says where the last
@@ -83,8 +86,8 @@ def ordinary(path: Path, project: Path, size: int, seed: int = 7) -> Transcript:
 
 def worst_case(path: Path, project: Path, size: int, seed: int = 11,
                new_bytes: int = WORST_CASE_NEW_BYTES) -> Transcript:
-    """One long turn of about `size` bytes, tool rounds only; the previous stop was about
-    `new_bytes` ago (at most a fifth of the file)."""
+    """One long turn of about `size` bytes, tool rounds then the final reply; the previous
+    stop was about `new_bytes` ago (at most a fifth of the file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     new_bytes = min(new_bytes, size // 5)
     writer = TranscriptWriter(path, project, random.Random(seed), max(2_000, size // 20))
@@ -97,6 +100,7 @@ def worst_case(path: Path, project: Path, size: int, seed: int = 11,
         tail_output = max(2_000, min(TAIL_MAX_OUTPUT, new_bytes // 4))
         while writer.size - mark < new_bytes:
             writer.tool_round(tail_output, always_text=False)
+        writer.assistant([writer.thinking(), writer.text(FINAL_REPLY)])
     except BaseException:
         writer.close()
         raise
