@@ -80,12 +80,12 @@ def handle_start(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | N
         if fields["agent_type"] == WORKER_TYPE:
             step = steps.worker_start(state, agent, seen)
         else:
-            verification = protect = None
+            verification = protect = after = None
             if steps.needs_verification(state, seen.tree):  # the tree changed since the run
                 verification = run_all(state.verify, cwd=store.paths.root, settings=env)
                 protect = judge_watch.protect_changes(store.paths.root, judge_of(state))
-                seen = _seen(store, state)
-            step = steps.judge_start(state, agent, seen, verification, protect)
+                after = _seen(store, state)
+            step = steps.judge_start(state, agent, seen, verification, protect, after)
         if step.state is not state:
             _save(store, step)
     return add_context("SubagentStart", step.context) if step.context else None

@@ -119,9 +119,10 @@ def needs_verification(state: LoopState, tree: str | None) -> bool:
 
 def judge_start(state: LoopState, agent_id: str, seen: Seen,
                 verification: list[CommandResult] | None = None,
-                protect_changed: list[str] | None = None) -> Step:
+                protect_changed: list[str] | None = None, after: Seen | None = None) -> Step:
     """`verification` and `protect_changed`: measured again because the tree changed since
-    the worker stopped (see `needs_verification`)."""
+    the worker stopped (see `needs_verification`); `after` is the tree after that run (what
+    the verifiers themselves wrote is not a change made outside a worker)."""
     judge = judge_of(state)
     current = judge.current
     if agent_id in judge.used_agents:
@@ -135,6 +136,8 @@ def judge_start(state: LoopState, agent_id: str, seen: Seen,
                          f"changed outside a worker, before the judge of attempt "
                          f"{current.number}")
     current = judge.current or current
+    seen = after or seen
+    judge = replace(judge, snapshot=list(seen.changed))
     if verification is not None:
         current = replace(current, verification=stored(verification),
                           verified_tree=seen.tree,

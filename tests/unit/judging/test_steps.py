@@ -225,3 +225,16 @@ def test_role_is_only_the_open_attempts_agents() -> None:
     assert steps.role(state, "j1", "finesse:ralph-worker") == ""
     assert steps.role(state, "other", "finesse:ralph-judge") == ""
     assert steps.role(attempt(judge_loop(), "w1", "j1", FAIL), "w1", "finesse:ralph-worker") == ""
+
+
+def test_what_a_fresh_verifier_run_writes_is_not_an_outside_change() -> None:
+    state = worked([green()])
+    before = at(2, "tree-2", ["notes.txt\t1\t1"])
+    after = at(2, "tree-3", ["notes.txt\t1\t1", ".cache/x\t1\t1"])
+    step = steps.judge_start(state, "j1", before, [green()], [], after)
+    current = judge(step.state).current
+    assert current is not None
+    assert current.outside_changes == [
+        "notes.txt (changed outside a worker, before the judge of attempt 1)"]
+    assert (current.judge_tree, current.verified_tree, judge(step.state).snapshot) == (
+        "tree-3", "tree-3", after.changed)
