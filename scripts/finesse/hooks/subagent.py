@@ -143,7 +143,8 @@ def handle_stop(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | No
         kind = steps.role(state, agent, fields["agent_type"])
         if not kind:
             return None  # not counted: an extra or reused agent
-        usage = judge_watch.agent_usage(transcript if isinstance(transcript, str) else None)
+        usage = judge_watch.agent_usage(transcript if isinstance(transcript, str) else None,
+                                        message)
         try:
             step = (_worker_stop(store, state, message, usage, env) if kind == "worker"
                     else _judge_stop(store, state, message, usage))

@@ -104,8 +104,10 @@ def worker_start(state: LoopState, agent_id: str, seen: Seen) -> Step:
                          f"changed outside a worker, before attempt {state.iteration}")
     attempt = Attempt(number=state.iteration, started_at=seen.now, worker_id=agent_id,
                       worker_started_at=seen.now)
+    # `waiting_for` stays: a background worker's start may come after the stop that told
+    # the orchestrator to wait for it.
     judge = replace(judge, attempts=[*judge.attempts, attempt], activity=judge.activity + 1,
-                    used_agents=[*judge.used_agents, agent_id], waiting_for="")
+                    used_agents=[*judge.used_agents, agent_id])
     return Step(with_judge(state, judge), worker_prompt(state, judge))
 
 
@@ -146,8 +148,7 @@ def judge_start(state: LoopState, agent_id: str, seen: Seen,
         state = replace(state, last_verification=stored(verification))
     current = replace(current, judge_id=agent_id, judge_started_at=seen.now,
                       judge_tree=seen.tree, judge_problems=[], judge_usage=[])
-    judge = _update(judge, current, used_agents=[*judge.used_agents, agent_id],
-                    waiting_for="")
+    judge = _update(judge, current, used_agents=[*judge.used_agents, agent_id])
     return Step(with_judge(state, judge), judge_prompt(state, judge, current))
 
 

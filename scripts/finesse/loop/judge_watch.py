@@ -8,6 +8,10 @@ The pure decisions about all of it are `finesse.judging`'s; this module only mea
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +24,10 @@ from finesse.support import snapshot
 from finesse.support.files import is_regular_file, shown_name
 from finesse.support.layout import OWN_DIR
 from finesse.support.usage import read_increment
+
+WAIT_SECONDS = 3.0
+NEEDLE_CHARS = 200
+TAIL_BYTES = 4 * 1024 * 1024
 
 
 def check_protect(root: Path, names: list[str]) -> list[str]:
@@ -93,10 +101,41 @@ def tree(root: Path, baseline: str | None) -> Tree:
     return Tree(gitstate.tree_fingerprint(root), gitstate.dirty_snapshot(root, baseline))
 
 
-def agent_usage(transcript: str | None) -> list[ModelUsage]:
+def _holds(path: Path, needle: bytes) -> bool:
+    """Whether a whole line (ended by its newline) near the end of the regular file `path`
+    holds `needle` (a FIFO or a device there is never read)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except (OSError, ValueError):
+        return False
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        handle.seek(max(0, info.st_size - TAIL_BYTES))
+        tail = handle.read()
+    found = tail.rfind(needle)
+    return found >= 0 and tail.find(b"\n", found) >= 0
+
+
+def agent_usage(transcript: str | None, final: str = "",
+                wait: float = WAIT_SECONDS) -> list[ModelUsage]:
     """What a subagent's own transcript says it spent, per model (its lines are sidechain
-    lines; each message counted once); [] when it cannot be read."""
-    if not transcript or not is_regular_file(Path(transcript)):
+    lines; each message counted once); [] when it cannot be read.
+
+    At SubagentStop the transcript may not exist yet, or not yet hold the final message in
+    a whole line (seen in the e2e tests, as for the main transcript at Stop): that line is
+    awaited, at most `wait` seconds, by looking for the start of `final` as the transcript
+    writes it (JSON-escaped)."""
+    if not transcript:
+        return []
+    if final.strip():
+        needle = json.dumps(final[:NEEDLE_CHARS], ensure_ascii=False)[1:-1].encode(
+            "utf-8", errors="surrogatepass")
+        deadline = time.monotonic() + wait
+        while not _holds(Path(transcript), needle) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    if not is_regular_file(Path(transcript)):
         return []
     increment = read_increment(Path(transcript), None, sidechains=True)
     if increment is None:

@@ -253,3 +253,11 @@ def test_the_decision_type() -> None:
     state = with_judge(judge_loop(), JudgeState(criteria=["x"]))
     assert isinstance(decide_stop(state, view(1)), JudgeDecision)
     assert replace(decide_stop(state, view(1))).action == "continue"
+
+
+def test_a_background_workers_late_start_does_not_repeat_the_wait() -> None:
+    running = [("w1", "finesse:ralph-worker")]
+    told = decide_stop(judge_loop(), view(1, background=running))  # before its SubagentStart
+    assert told.action == "continue"
+    started = steps.worker_start(told.state, "w1", at(2)).state
+    assert decide_stop(started, view(3, background=running)).action == "wait"

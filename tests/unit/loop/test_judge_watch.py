@@ -66,3 +66,69 @@ def test_a_subagents_spend_is_read_from_its_own_transcript(tmp_path: Path) -> No
         ModelUsage("claude-haiku-4-5", 105, 11, 0, 7)]
     assert judge_watch.agent_usage(str(tmp_path / "missing.jsonl")) == []
     assert judge_watch.agent_usage(None) == []
+
+
+def test_a_subagents_final_message_is_awaited_in_its_transcript(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    transcript = tmp_path / "agent-a2.jsonl"
+    transcript.write_text("")
+    final = 'Verdict: "done" — ok'
+    line = {"type": "assistant", "isSidechain": True, "message": {
+        "id": "m9", "model": "m", "content": [{"type": "text", "text": final}],
+        "usage": {"input_tokens": 3, "output_tokens": 2}}}
+
+    def late_write() -> None:
+        time.sleep(0.3)
+        with open(transcript, "a") as handle:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+    writer = threading.Thread(target=late_write)
+    writer.start()
+    assert judge_watch.agent_usage(str(transcript), final) == [ModelUsage("m", 3, 2)]
+    writer.join()
+    started = time.monotonic()
+    assert judge_watch.agent_usage(str(transcript), "never written", wait=0.2) == [
+        ModelUsage("m", 3, 2)]
+    assert time.monotonic() - started < 2
+
+
+def test_a_final_line_not_yet_ended_is_awaited(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    transcript = tmp_path / "agent-a3.jsonl"
+    line = json.dumps({"type": "assistant", "isSidechain": True, "message": {
+        "id": "m1", "model": "m", "content": [{"type": "text", "text": "the verdict"}],
+        "usage": {"input_tokens": 4, "output_tokens": 1}}})
+    transcript.write_text(line)  # the newline comes later
+
+    def end_line() -> None:
+        time.sleep(0.3)
+        with open(transcript, "a") as handle:
+            handle.write("\n")
+
+    writer = threading.Thread(target=end_line)
+    writer.start()
+    assert judge_watch.agent_usage(str(transcript), "the verdict") == [ModelUsage("m", 4, 1)]
+    writer.join()
+
+
+def test_a_transcript_written_late_or_never_or_a_fifo(tmp_path: Path) -> None:
+    import os
+    import threading
+    import time
+
+    transcript = tmp_path / "agent-a4.jsonl"
+    line = json.dumps({"type": "assistant", "isSidechain": True, "message": {
+        "id": "m1", "model": "m", "content": [{"type": "text", "text": "late"}],
+        "usage": {"input_tokens": 1, "output_tokens": 1}}}) + "\n"
+    writer = threading.Thread(target=lambda: (time.sleep(0.3), transcript.write_text(line)))
+    writer.start()
+    assert judge_watch.agent_usage(str(transcript), "late") == [ModelUsage("m", 1, 1)]
+    writer.join()
+    assert judge_watch.agent_usage(str(tmp_path / "never.jsonl"), "x", wait=0.1) == []
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    assert judge_watch.agent_usage(str(fifo), "x", wait=0.1) == []
