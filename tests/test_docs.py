@@ -53,7 +53,7 @@ def test_ralph_subcommands_match_the_readme() -> None:
 def test_loop_flags_match_the_readme() -> None:
     table = README.split("Arguments of `/ralph-loop`")[1].split("\n\n")[1]
     documented = set(re.findall(r"`(--[a-z-]+)", table))
-    assert documented == {*_VALUE_FLAGS, "--allow-dirty", "--no-plan"}
+    assert documented == {*_VALUE_FLAGS, "--allow-dirty", "--no-plan", "--judge"}
 
 
 def test_hooks_are_exec_form_python_launchers_that_exist() -> None:
@@ -65,7 +65,8 @@ def test_hooks_are_exec_form_python_launchers_that_exist() -> None:
                 launcher = hook["args"][1].replace("${CLAUDE_PLUGIN_ROOT}", str(ROOT))
                 assert Path(launcher).is_file(), launcher
                 assert hook["args"][0] == "-S", event
-    assert set(config["hooks"]) == {"UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"}
+    assert set(config["hooks"]) == {"UserPromptSubmit", "Stop", "SessionStart", "SessionEnd",
+                                    "PreToolUse", "SubagentStart", "SubagentStop"}
 
 
 def test_runtime_requirements_are_the_package_dependencies() -> None:

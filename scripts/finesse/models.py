@@ -246,6 +246,9 @@ class LoopState:
     repairing: bool = False
     red_streak: int = 0
     empty_iterations: int = 0
+    # Judge mode: finesse.judging.records.JudgeState as JSON, checked by that module (a
+    # field of that type here would make an import circle).
+    judge: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         _at_least_one(self, "max_iterations", "iteration", "quiesce_after")

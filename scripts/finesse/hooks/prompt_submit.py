@@ -51,6 +51,9 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
       More: --plan tasks/todo.md (a written plan; its Verification Commands are run
       when Claude claims completion), --verify CMD, --quiesce-after N (default 2),
       --timeout-minutes N.
+      Judge mode: --judge --criteria TEXT --verify CMD [--protect PATH]: a fresh
+      worker subagent per attempt, only a read-only judge subagent passes it
+      (100 attempts by default).
   /ralph-status    where this session's loop is
   /cancel-ralph    stop this session's loop now
   /ralph-abort     stop it now and give it up (it cannot be resumed)

@@ -161,6 +161,11 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
             state = store.load(data.session_id)
             if state is None:
                 return None
+            if state.judge is not None:  # judge mode answers every stop from its state
+                from finesse.hooks.judge_stop import handle_judge_stop
+
+                return handle_judge_stop(store, state, fields, last_reply(data),
+                                         _cancel(store, data.session_id), env)
             decision = decide(state, _observe(data, state, store, root, env))
             if decision.action == "continue":
                 following = record_iteration(

@@ -16,6 +16,7 @@ from finesse.loop.words import parse_count, split_words
 
 PLUGIN_NAME = "finesse"
 DEFAULT_MAX_ITERATIONS = 8
+JUDGE_MAX_ITERATIONS = 100  # judge mode's attempts (seed 002: "always set 100")
 DEFAULT_PROMISE = "RALPH_LOOP_STOP"
 WARN_ABOVE_ITERATIONS = 25
 HARD_MAX_ITERATIONS = 1000
@@ -34,7 +35,8 @@ LOOP_USAGE = (
     '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
     "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
     "[--no-plan] [--quiesce-after N] [--timeout-minutes N] [--gate CMD] [--allow-dirty] "
-    "[--effort LEVEL] [--max-tokens N] [--max-cost USD] [--stop-at-quota PERCENT]"
+    "[--effort LEVEL] [--max-tokens N] [--max-cost USD] [--stop-at-quota PERCENT] "
+    "[--judge --criteria TEXT --protect PATH]"
 )
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 RESUME_USAGE = (
@@ -102,6 +104,8 @@ _VALUE_FLAGS = (
     "--max-tokens",
     "--max-cost",
     "--stop-at-quota",
+    "--criteria",
+    "--protect",
 )
 _BUDGET_FLAGS = ("--max-tokens", "--max-cost", "--stop-at-quota")
 _RESUME_FLAGS = ("--max-iterations", "--timeout-minutes", *_BUDGET_FLAGS)
@@ -164,6 +168,9 @@ class LoopArgs:
     allow_dirty: bool = False
     no_plan: bool = False  # --no-plan: never write attempts into tasks/todo.md
     budgets: Budgets = field(default_factory=lambda: Budgets())
+    judge: bool = False  # judge mode (finesse.judging): --judge, --criteria, --protect
+    criteria: list[str] = field(default_factory=list)
+    protect: list[str] = field(default_factory=list)
 
 
 def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
@@ -175,11 +182,13 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
     """
     executing = command == "finesse-execute"
     usage = EXECUTE_USAGE if executing else LOOP_USAGE
-    switches = ("--allow-dirty", "--no-plan", *(("--force",) if executing else ()))
+    switches = ("--allow-dirty", "--no-plan", "--judge",
+                *(("--force",) if executing else ()))
     prompt_words, values = _take_flags(split_words(args), usage=usage, switches=switches)
     parsed = LoopArgs(force=bool(values.pop("--force", [])),
                       allow_dirty=bool(values.pop("--allow-dirty", [])),
-                      no_plan=bool(values.pop("--no-plan", [])))
+                      no_plan=bool(values.pop("--no-plan", [])),
+                      judge=bool(values.pop("--judge", [])))
     if executing and ("--prompt-file" not in values or prompt_words):
         raise UsageError(f"/finesse-execute runs a prompt file: type {usage}")
     max_iterations = single(values, "--max-iterations")
@@ -221,7 +230,28 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
     if timeout is not None:
         parsed.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
     parsed.budgets = parse_budgets(values)
+    _judge_args(parsed, values, given_cap=max_iterations is not None)
     return parsed
+
+
+def _judge_args(parsed: LoopArgs, values: dict[str, list[str]], *, given_cap: bool) -> None:
+    """--judge's own options: each --criteria is one acceptance criterion, each --protect a
+    path no attempt may change. Whether there is a criterion and a verifier is checked once
+    the plan is read (`finesse.loop.request`)."""
+    for flag, target in (("--criteria", parsed.criteria), ("--protect", parsed.protect)):
+        for value in values.get(flag, []):
+            if not value.strip():
+                example = '"GET /reports/1.csv returns 200"' if flag == "--criteria" else (
+                    "src/billing/")
+                raise UsageError(f"{flag} is empty: give it a value, e.g. {flag} {example}")
+            if not parsed.judge:
+                raise UsageError(f"{flag} is for judge mode: add --judge, or drop it")
+            target.append(value.strip())
+    if parsed.judge and parsed.gate:
+        raise UsageError("--judge and --gate do not mix: the judge decides, not the gate; "
+                         "drop one")
+    if parsed.judge and not given_cap:
+        parsed.max_iterations = JUDGE_MAX_ITERATIONS
 
 
 @dataclass

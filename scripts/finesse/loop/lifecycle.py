@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from finesse.engine import RESUMABLE, end_loop
 from finesse.errors import UsageError
-from finesse.loop import notebook, report
+from finesse.judging.report import judge_banner, judge_report
+from finesse.loop import judge_watch, notebook, report
 from finesse.loop.neighbours import refuse_beside
 from finesse.loop.report import EndFacts
 from finesse.models import LoopState, Outcome, replace
@@ -108,6 +109,8 @@ def start_loop(
         prices=list(request.prices),
         **cursor_fields(transcript),
     )
+    if request.judge:
+        state = judge_watch.start(store.paths, state, request.criteria, request.protect)
     store.save(state)
     return state
 
@@ -140,9 +143,11 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
     notebook.edit(store, state, edits)
     target = store.paths.reports / f"{state.loop_id}.md"
     state = replace(state, report_path=str(target))
-    write_atomic(target, report.render_report(state, facts))
+    write_atomic(target, report.render_report(state, facts) + judge_report(state))
     store.archive(state)
-    return report.banner(state, facts, str(target.relative_to(store.paths.root)))
+    judge_watch.unmark(store.paths, state.session_id)
+    return report.banner(state, facts, str(target.relative_to(store.paths.root))) + (
+        judge_banner(state))
 
 
 ABORTERS = frozenset({"/ralph-abort", "`ralph abort`"})

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from finesse.engine import RESUMABLE
 from finesse.errors import UsageError
+from finesse.loop import judge_watch
 from finesse.loop.lifecycle import cursor_fields
 from finesse.loop.neighbours import refuse_beside
 from finesse.models import LoopState, ResumeRecord, replace
@@ -95,6 +96,8 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         raise UsageError(f"the loop's budget is still spent ({spent}): resume with a larger "
                          f"one, e.g. {' '.join(raised_budgets(reopened))}")
     store.save(reopened)
+    if reopened.judge is not None:
+        judge_watch.mark(store.paths, reopened.session_id)
     return reopened
 
 

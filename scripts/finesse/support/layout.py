@@ -16,6 +16,9 @@ import os
 # reverted or counted as a change (finesse.support.git leaves it out of everything).
 OWN_DIR = ".claude/ralph"
 LOOPS_DIR = OWN_DIR + "/loops"
+# One empty file per judge-mode loop, named by its session id: the PreToolUse and subagent
+# hooks, which fire on every tool call, look here before anything else.
+JUDGE_DIR = OWN_DIR + "/judge"
 
 
 def project_root(env: object, cwd: str) -> str:
@@ -36,5 +39,13 @@ def loop_file_names(root: str) -> list[str]:
     """The names in the project's active-loops folder; [] when there is none."""
     try:
         return os.listdir(os.path.join(root, LOOPS_DIR))
+    except OSError:
+        return []
+
+
+def judge_marker_names(root: str) -> list[str]:
+    """The names in the project's judge-mode marker folder; [] when there is none."""
+    try:
+        return os.listdir(os.path.join(root, JUDGE_DIR))
     except OSError:
         return []

@@ -83,9 +83,11 @@ def start_cursor(path: Path) -> Cursor | None:
     return Cursor(info.st_size, _identity(info))
 
 
-def read_increment(path: Path, cursor: Cursor | None) -> Increment | None:
+def read_increment(path: Path, cursor: Cursor | None, *,
+                   sidechains: bool = False) -> Increment | None:
     """The tool calls and usage written since `cursor` (None: since a safe point near the
-    end); None when the transcript cannot be read."""
+    end); None when the transcript cannot be read. A subagent's own transcript marks every
+    line `isSidechain`: read it with `sidechains=True`."""
     handle = open_regular(path)
     if handle is None:
         return None
@@ -113,18 +115,19 @@ def read_increment(path: Path, cursor: Cursor | None) -> Increment | None:
         lines = lines[1:]  # started mid-file at a safe point: the first line may be cut
     for raw in lines:
         if b'"assistant"' in raw:
-            _take(raw, increment, seen, known)
+            _take(raw, increment, seen, known, sidechains)
     assert increment.cursor is not None
     increment.cursor = Cursor(increment.cursor.offset, identity, tuple(seen[-RECENT_IDS:]))
     return increment
 
 
-def _take(raw: bytes, increment: Increment, seen: list[str], known: set[str]) -> None:
+def _take(raw: bytes, increment: Increment, seen: list[str], known: set[str],
+          sidechains: bool = False) -> None:
     try:
         entry = json.loads(raw)
     except (ValueError, RecursionError):
         return
-    if not isinstance(entry, dict) or entry.get("isSidechain"):
+    if not isinstance(entry, dict) or (entry.get("isSidechain") and not sidechains):
         return
     message = entry.get("message")
     if not isinstance(message, dict):
