@@ -45,7 +45,7 @@ from finesse.spend import over_budget
 from finesse.support.evidence import failure_excerpt
 
 __all__ = ["RESUMABLE", "Decision", "Observation", "decide", "end_loop", "excerpt",
-           "needs_verification"]
+           "needs_verification", "quota_reached"]
 
 MAX_REPLANS = 2
 BLOCKING_STREAK = 3
@@ -158,7 +158,7 @@ def _limits(state: LoopState, now: datetime, done: str,
     if spent:
         return end(state, now, "budget",
                    f"Ralph loop stopped at iteration {done}: its budget is spent: {spent}.")
-    quota_end = _quota(state, quota)
+    quota_end = quota_reached(state, quota)
     if quota_end:
         return end(state, now, "quota", f"Ralph loop stopped at iteration {done}: {quota_end}")
     if state.iteration >= state.max_iterations:
@@ -172,7 +172,7 @@ def _limits(state: LoopState, now: datetime, done: str,
     return None
 
 
-def _quota(state: LoopState, quota: Quota | None) -> str:
+def quota_reached(state: LoopState, quota: Quota | None) -> str:
     """Why the plan's usage window is too full to go on, or ""."""
     if state.stop_at_quota is None or quota is None:
         return ""

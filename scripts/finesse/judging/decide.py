@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from finesse.engine import _quota
+from finesse.engine import quota_reached
 from finesse.judging import steps
 from finesse.judging.prompts import agent_call, next_focus, short
 from finesse.judging.records import (
@@ -130,7 +130,7 @@ def _limited(state: LoopState, view: StopView, opening: bool) -> JudgeDecision |
     if view.verification is not None:
         state = replace(state, last_verification=stored(view.verification))
     spent = over_budget(_pending(state, view.now))
-    quota = _quota(state, view.quota)
+    quota = quota_reached(state, view.quota)
     if spent:
         outcome: Outcome = "budget"
         message = f"Ralph loop (judge mode) stopped at {done}: its budget is spent: {spent}."
