@@ -18,6 +18,7 @@ from click.testing import CliRunner
 if TYPE_CHECKING:
     from finesse.state.store import LoopStore
     from tests.helpers.hooks import Session
+    from tests.helpers.judging import JudgeSession
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = REPO_ROOT / "scripts"
@@ -98,6 +99,19 @@ def gate_project(request: pytest.FixtureRequest, git_repo: Path, tmp_path: Path)
 
 
 @pytest.fixture
+def monorepo(git_repo: Path) -> Path:
+    """A project that is a subdirectory of a larger repository: `pkg/` of `git_repo`, beside
+    `other/` and the top's README.md, all committed. Returns the project, `pkg/`."""
+    from tests.helpers.repo import git, write
+
+    write(git_repo, "other/lib.py", "LIB = 1\n")
+    write(git_repo, "pkg/app.py", "print('v1')\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "two packages")
+    return git_repo / "pkg"
+
+
+@pytest.fixture
 def protocol_plan(git_repo: Path) -> Path:
     """`git_repo`'s tasks/todo.md: tests/helpers/plans.PLAN, committed."""
     from tests.helpers.plans import PLAN, commit_plan
@@ -126,6 +140,29 @@ def session(git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(finesse.hooks.prompt_submit, "utcnow", now)
     monkeypatch.setattr(finesse.hooks.stop, "utcnow", now)
     return Session(git_repo, tmp_path / "transcript.jsonl")
+
+
+@pytest.fixture
+def judge_session(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> JudgeSession:
+    """A session in `git_repo` driving the judge-mode hooks in process (prompt, subagents,
+    stops, tool calls); each hook call reads the time once, a minute apart from T0."""
+    from datetime import timedelta
+
+    import finesse.hooks.judge_stop
+    import finesse.hooks.prompt_submit
+    import finesse.hooks.subagent
+    from tests.helpers.judging import JudgeSession
+    from tests.helpers.states import T0
+
+    ticks = iter(range(10_000))
+
+    def now() -> datetime:
+        return T0 + timedelta(minutes=next(ticks))
+
+    for module in (finesse.hooks.prompt_submit, finesse.hooks.subagent,
+                   finesse.hooks.judge_stop):
+        monkeypatch.setattr(module, "utcnow", now)
+    return JudgeSession(git_repo)
 
 
 @pytest.fixture

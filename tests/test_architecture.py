@@ -15,11 +15,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scripts" / "finesse"
 
 # Bottom up: a module may import from its own room and the rooms before it.
 ROOMS = (
-    ("records", ("finesse", "finesse.errors", "finesse.schema", "finesse.models")),
+    ("records", ("finesse", "finesse.errors", "finesse.schema", "finesse.models",
+                 "finesse.judging.records")),
     ("support", ("finesse.support",)),
     ("state", ("finesse.state",)),
     ("core", ("finesse.signals", "finesse.prompts", "finesse.spend", "finesse.recording",
-              "finesse.engine")),
+              "finesse.engine", "finesse.judging")),
     ("loop", ("finesse.loop",)),
     ("authoring", ("finesse.authoring",)),
     ("headless", ("finesse.headless",)),

@@ -53,7 +53,7 @@ def test_ralph_subcommands_match_the_readme() -> None:
 def test_loop_flags_match_the_readme() -> None:
     table = README.split("Arguments of `/ralph-loop`")[1].split("\n\n")[1]
     documented = set(re.findall(r"`(--[a-z-]+)", table))
-    assert documented == {*_VALUE_FLAGS, "--allow-dirty", "--no-plan"}
+    assert documented == {*_VALUE_FLAGS, "--allow-dirty", "--no-plan", "--judge"}
 
 
 def test_hooks_are_exec_form_python_launchers_that_exist() -> None:
@@ -65,7 +65,8 @@ def test_hooks_are_exec_form_python_launchers_that_exist() -> None:
                 launcher = hook["args"][1].replace("${CLAUDE_PLUGIN_ROOT}", str(ROOT))
                 assert Path(launcher).is_file(), launcher
                 assert hook["args"][0] == "-S", event
-    assert set(config["hooks"]) == {"UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"}
+    assert set(config["hooks"]) == {"UserPromptSubmit", "Stop", "SessionStart", "SessionEnd",
+                                    "PreToolUse", "SubagentStart", "SubagentStop"}
 
 
 def test_runtime_requirements_are_the_package_dependencies() -> None:
@@ -106,3 +107,58 @@ def test_the_spend_sample_is_what_a_report_renders() -> None:
     assert line.startswith("ralph 3/8 · verify red · ")
     assert re.search(r"`ralph \d+/\d+ · verify red · [\d.]+k tok ~\$[\d.]+ est · 5h \d+% · "
                      r"7d \d+%`", README)
+
+# How arguments are split, as /ralph-help and the README say it: each example the text gives,
+# as typed (the text must hold it), and the words it must split into.
+SPLIT_EXAMPLES = {
+    "\\d+": ["\\d+"],
+    "C:\\Users\\me": ["C:\\Users\\me"],
+    "don't": ["don't"],
+    "O'Brien's": ["O'Brien's"],
+    "the users'": ["the", "users'"],
+    '\\"': ['"'],
+    "\\'": ["'"],
+    "\"it's\"": ["it's"],
+    "'\"hi\"'": ['"hi"'],
+}
+README_SPLIT = ("\\d+", "C:\\Users\\me", "don't", "O'Brien's", '\\"', "\\'", "\"it's\"",
+                "'\"hi\"'")
+
+
+def test_the_splitting_rules_in_the_help_and_readme_hold() -> None:
+    from finesse.hooks.prompt_submit import HELP
+    from finesse.loop.words import split_words
+
+    for typed, words in SPLIT_EXAMPLES.items():
+        assert typed in HELP, typed
+        assert split_words(typed) == words, typed
+    for typed in README_SPLIT:
+        assert f"`{typed}`" in README, typed
+    # What the help states in words: quoted and escaped, inside double quotes, inside single.
+    assert split_words('"a \\" b" "C:\\\\x \\d" \'a\\\' \'x y\'') == [
+        'a " b', "C:\\x \\d", "a\\", "x y"]
+    # "An apostrophe between letters" is kept even with a quote later in the line.
+    assert split_words("don't 'x y'") == ["don't", "x y"]
+
+
+def test_the_prompt_limit_in_the_help_and_readme_is_the_code_s(tmp_path: Path) -> None:
+    from finesse.errors import UsageError
+    from finesse.hooks.prompt_submit import HELP
+    from finesse.loop.request import start_request
+    from finesse.support.files import MAX_TEXT_BYTES
+
+    assert MAX_TEXT_BYTES == 1024 * 1024
+    said = " ".join(HELP.split())
+    assert "A prompt holds at most 1 MiB, typed or read with --prompt-file PATH" in said
+    assert "A prompt holds at most 1 MiB, typed or read with `--prompt-file`" in " ".join(
+        README.split())
+    (tmp_path / "exact.md").write_text("x" * MAX_TEXT_BYTES)
+    assert len(start_request("--prompt-file exact.md", tmp_path).prompt) == MAX_TEXT_BYTES
+    (tmp_path / "over.md").write_text("x" * (MAX_TEXT_BYTES + 1))
+    for args in ("--prompt-file over.md", "x" * (MAX_TEXT_BYTES + 1)):
+        try:
+            start_request(args, tmp_path)
+        except UsageError as err:
+            assert "1 MiB" in str(err) and "\n" not in str(err)
+        else:
+            raise AssertionError(f"{args[:20]}: over 1 MiB, and not refused")

@@ -29,6 +29,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from finesse.models import CommandResult, GateStep, LoopState, Outcome, Quota, replace
+from finesse.prompts import reverted_note
 from finesse.recording import (
     RESUMABLE,
     Decision,
@@ -45,7 +46,7 @@ from finesse.spend import over_budget
 from finesse.support.evidence import failure_excerpt
 
 __all__ = ["RESUMABLE", "Decision", "Observation", "decide", "end_loop", "excerpt",
-           "needs_verification"]
+           "needs_verification", "quota_reached"]
 
 MAX_REPLANS = 2
 BLOCKING_STREAK = 3
@@ -124,8 +125,7 @@ def decide(state: LoopState, observation: Observation) -> Decision:
     if step is not None and step.action == "repair":
         return proceed(recorded, now, repair=step.results)
     if step is not None and step.action == "reverted":
-        return proceed(recorded, now, "Your last attempt was reverted: the gate was still "
-                       "red after the repair. Start this iteration from the reverted tree.")
+        return proceed(recorded, now, reverted_note(step.untouched))
     return proceed(recorded, now)
 
 
@@ -159,7 +159,7 @@ def _limits(state: LoopState, now: datetime, done: str,
     if spent:
         return end(state, now, "budget",
                    f"Ralph loop stopped at iteration {done}: its budget is spent: {spent}.")
-    quota_end = _quota(state, quota)
+    quota_end = quota_reached(state, quota)
     if quota_end:
         return end(state, now, "quota", f"Ralph loop stopped at iteration {done}: {quota_end}")
     if state.iteration >= state.max_iterations:
@@ -173,7 +173,7 @@ def _limits(state: LoopState, now: datetime, done: str,
     return None
 
 
-def _quota(state: LoopState, quota: Quota | None) -> str:
+def quota_reached(state: LoopState, quota: Quota | None) -> str:
     """Why the plan's usage window is too full to go on, or ""."""
     if state.stop_at_quota is None or quota is None:
         return ""

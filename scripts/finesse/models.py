@@ -34,6 +34,9 @@ def _at_least_one(record: object, *names: str) -> None:
 # corruption, never a loop that runs for 10**30 iterations.
 MAX_ITERATIONS_EVER = 100_000
 MAX_COUNTER = 1_000_000
+MAX_TOKENS_EVER = 10**12  # --max-tokens and --max-cost take no more (finesse.loop.budgets)
+MAX_COST_EVER = 1_000_000.0
+MAX_OFFSET = 2**63 - 1  # a file offset
 
 
 def _within(record: object, ceiling: int, *names: str) -> None:
@@ -259,6 +262,9 @@ class LoopState:
     repairing: bool = False
     red_streak: int = 0
     empty_iterations: int = 0
+    # Judge mode: finesse.judging.records.JudgeState as JSON, checked by that module (a
+    # field of that type here would make an import circle).
+    judge: dict[str, Any] | None = None
     # Run headless by `ralph run`, not by a Claude Code session's Stop hook.
     headless: HeadlessRun | None = None
 
@@ -270,6 +276,11 @@ class LoopState:
         _within(self, 7 * 24 * 60, "timeout_minutes")
         _within(self, MAX_COUNTER, "idle_iterations", "failure_streak", "replans",
                 "red_streak", "empty_iterations")
+        _within(self, MAX_TOKENS_EVER, "max_tokens")
+        _within(self, 100, "stop_at_quota")
+        _within(self, MAX_OFFSET, "transcript_offset")
+        if self.max_cost is not None and not 0 <= self.max_cost <= MAX_COST_EVER:  # NaN too
+            raise ValueError("max_cost", f"expected an amount from 0 to {MAX_COST_EVER:.0f}")
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> LoopState:

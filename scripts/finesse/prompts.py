@@ -9,6 +9,7 @@ from pathlib import Path
 from finesse.models import CommandResult, LoopState
 from finesse.state.paths import StatePaths
 from finesse.support.evidence import failure_excerpt
+from finesse.support.files import shown_name
 
 # Seed 004's per-iteration block: the last learning, and a few before it, bounded.
 EARLIER_LEARNINGS = 5
@@ -99,3 +100,18 @@ def repair_prompt(state: LoopState, results: list[CommandResult]) -> str:
         "---",
         protocol_notes(state),
     ])
+
+
+def reverted_note(untouched: list[str]) -> str:
+    """Gate mode, after a revert: start again from the reverted tree. A submodule the revert
+    left as it was (`untouched`) is named: the tree is not all back."""
+    note = ("Your last attempt was reverted: the gate was still red after the repair. Start "
+            "this iteration from the reverted tree.")
+    if not untouched:
+        return note
+    names = ", ".join(f"`{shown_name(name)}`" for name in untouched)
+    if len(untouched) == 1:
+        return (f"{note} Not reverted: the submodule {names} keeps the iteration's changes "
+                "inside it; check it before you go on.")
+    return (f"{note} Not reverted: the submodules {names} keep the iteration's changes inside "
+            "them; check them before you go on.")

@@ -15,9 +15,9 @@ The terminal-line rule (seed 001: "exactly one result line, then the promise"):
    The blocker is the rest of that line and the lines after it (at most 20), less any
    promise tag.
 4. Otherwise the reply **claims completion** when its prose holds the promise tag
-   `<promise>TEXT</promise>` (tag name in any case; TEXT trimmed and whitespace-collapsed,
-   equal to the loop's promise), or when its terminal result line is
-   `RESULT: VERIFIED_COMPLETE`. A bare `DONE` never counts.
+   `<promise>TEXT</promise>` (the tag exactly as seed 001 writes it, lower case;
+   TEXT trimmed and whitespace-collapsed, equal to the loop's promise), or when its
+   terminal result line is `RESULT: VERIFIED_COMPLETE`. A bare `DONE` never counts.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from finesse.support.markdown import strip_code
 
 Terminal = Literal["VERIFIED_COMPLETE", "BLOCKED"]
 
-_PROMISE_TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL | re.IGNORECASE)
+_PROMISE_TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL)
 # Markdown decoration a line may carry around a label: indentation, quotes, bullets,
 # heading marks, emphasis.
 _DECORATION = r"[ \t>*_+#-]*"
@@ -134,5 +134,7 @@ def record_fields(reply: str) -> dict[str, str]:
 
 
 def digest(reply: str) -> str:
-    """Identifies a reply up to whitespace: two identical replies have the same digest."""
-    return hashlib.sha256(collapse_whitespace(reply).encode()).hexdigest()[:16]
+    """Identifies a reply up to whitespace: two identical replies have the same digest. A
+    lone surrogate (Claude Code's JSON may carry one) is hashed as it is, never an error."""
+    text = collapse_whitespace(reply).encode("utf-8", errors="surrogatepass")
+    return hashlib.sha256(text).hexdigest()[:16]

@@ -214,8 +214,11 @@ class ClaudeRunner:
         extra_args: Sequence[str],
         permission_mode: str | None,
         resume: str | None,
+        model_name: str | None = MODEL_NAME,
     ) -> list[str]:
-        args = [str(self.claude_bin), "-p", "--output-format", "json", "--model", MODEL_NAME]
+        args = [str(self.claude_bin), "-p", "--output-format", "json"]
+        if model_name is not None:  # None: the model the CLI (or an --agent) chooses
+            args += ["--model", model_name]
         if plugin_dir is not None:
             args += ["--plugin-dir", str(plugin_dir)]
         if permission_mode is not None:
@@ -241,6 +244,7 @@ class ClaudeRunner:
         permission_mode: str | None = None,
         resume: str | None = None,
         timeout: float = 180,
+        model_name: str | None = MODEL_NAME,
     ) -> ClaudeRun:
         self.home.mkdir(parents=True, exist_ok=True)
         args = self.build_args(
@@ -249,6 +253,7 @@ class ClaudeRunner:
             extra_args=extra_args,
             permission_mode=permission_mode,
             resume=resume,
+            model_name=model_name,
         )
         full_env = claude_env(
             home=self.home, base_url=model.base_url, permission_mode=permission_mode, extra=env

@@ -1,4 +1,5 @@
-"""Run the hook launcher as Claude Code does: `python3 -S hooks/launch.py EVENT`, JSON on stdin."""
+"""Run the hook launcher as Claude Code does (`python3 -S hooks/launch.py EVENT`, JSON on
+stdin), and the `ralph` command line as a terminal does (`bin/ralph ...`), in subprocesses."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.hooks import prompt_input, stop_input
+
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 LAUNCHER = REPO_ROOT / "hooks" / "launch.py"
+RALPH = REPO_ROOT / "bin" / "ralph"
 STOP = "stop"
 PROMPT_SUBMIT = "prompt"
 
@@ -39,9 +43,75 @@ def hook_env(root: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_launcher(event: str, stdin: bytes, env: dict[str, str], cwd: Path) -> Run:
+def run_launcher(event: str, stdin: bytes, env: dict[str, str], cwd: Path,
+                 timeout: float = 60) -> Run:
+    """The launcher run to its end; `timeout` guards against a hang (the test then fails)."""
     done = subprocess.run(
         [sys.executable, "-S", str(LAUNCHER), event], input=stdin, capture_output=True, env=env,
-        cwd=cwd, timeout=60,
+        cwd=cwd, timeout=timeout,
     )
     return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+class LaunchedSession:
+    """One Claude Code session in a project whose hooks run through the launcher, each in its
+    own process, exactly as hooks.json has Claude Code run them."""
+
+    def __init__(self, root: Path, session_id: str) -> None:
+        self.root = root
+        self.session_id = session_id
+        self.env = hook_env(root)
+
+    def submit(self, prompt: str) -> Run:
+        """The UserPromptSubmit hook's run for a prompt typed in the session."""
+        raw = prompt_input(prompt, self.session_id, str(self.root))
+        return self._checked(run_launcher(PROMPT_SUBMIT, raw, self.env, self.root))
+
+    def stop(self, reply: str) -> Run:
+        """The Stop hook's run after the agent's `reply`."""
+        raw = stop_input(reply, self.session_id, str(self.root), stop_hook_active=True)
+        return self._checked(run_launcher(STOP, raw, self.env, self.root))
+
+    @staticmethod
+    def _checked(run: Run) -> Run:
+        assert (run.code, run.stderr) == (0, ""), run
+        return run
+
+def start_launcher(event: str, stdin: bytes, env: dict[str, str],
+                   cwd: Path) -> subprocess.Popen[bytes]:
+    """The launcher started and fed its input, not waited for: to run two hooks at once."""
+    process = subprocess.Popen(
+        [sys.executable, "-S", str(LAUNCHER), event], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+    )
+    assert process.stdin is not None
+    process.stdin.write(stdin)
+    process.stdin.close()
+    return process
+
+
+def finished(process: subprocess.Popen[bytes], timeout: float = 60) -> Run:
+    """A started launcher's run, once it has ended (killed, and the test failed, after
+    `timeout` seconds)."""
+    try:
+        code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
+    assert process.stdout is not None and process.stderr is not None
+    out, err = process.stdout.read(), process.stderr.read()
+    process.stdout.close()
+    process.stderr.close()
+    return Run(code, out.decode(), err.decode())
+
+
+def run_ralph(root: Path, *argv: str, timeout: float = 60) -> Run:
+    """`ralph ARGV` run from a terminal in the project (its output decoded with escapes, so
+    any byte it printed shows)."""
+    done = subprocess.run(
+        [sys.executable, str(RALPH), *argv], capture_output=True, env=hook_env(root), cwd=root,
+        timeout=timeout,
+    )
+    return Run(done.returncode, done.stdout.decode(errors="backslashreplace"),
+               done.stderr.decode(errors="backslashreplace"))

@@ -55,9 +55,42 @@ def project_status(root: Path) -> str:
                ":(exclude).claude")
 
 
+def status_but(root: Path, left_out: str) -> str:
+    """`git status --porcelain` as printed, of everything under `root` but `left_out`, every
+    untracked file listed (the first line keeps its leading space, unlike project_status)."""
+    return git_out(root, "status", "--porcelain", "--untracked-files=all", "--", ".",
+                   f":(exclude){left_out}")
+
+
 def write(root: Path, name: str, text: str) -> Path:
     """Write a file of the project, making its directories."""
     path = root / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def staged(root: Path) -> str:
+    """`git diff --cached --name-only` of the whole repository: what is staged."""
+    return git_out(root, "diff", "--cached", "--name-only", ":/")
+
+
+def install_hook(root: Path, name: str, script: str) -> Path:
+    """An executable git hook `name` running the shell `script`, where git looks for it (a
+    linked worktree's hooks are the main repository's)."""
+    hooks = Path(git(root, "rev-parse", "--path-format=absolute", "--git-path", "hooks"))
+    hook = write(hooks, name, f"#!/bin/sh\n{script}\n")
+    hook.chmod(0o755)
+    return hook
+
+
+def add_submodule(root: Path, source: Path, name: str) -> None:
+    """A new repository at `source` with one file, `lib.txt`, added to the project as the
+    submodule `name` and committed."""
+    source.mkdir()
+    git(source, "init", "-q", "-b", "main")
+    write(source, "lib.txt", "lib v1\n")
+    git(source, "add", "lib.txt")
+    git(source, "commit", "-q", "-m", "lib")
+    git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), name)
+    git(root, "commit", "-q", "-m", f"add the submodule {name}")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from finesse.engine import RESUMABLE, Decision, Observation, decide, excerpt, needs_verification
 from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest
-from finesse.loop.lifecycle import latest_resumable, resume_loop
+from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.models import (
     CommandResult,
     GateStep,

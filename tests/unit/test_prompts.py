@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from finesse.prompts import iteration_header, loop_prompt, protocol_notes
+from finesse.prompts import iteration_header, loop_prompt, protocol_notes, reverted_note
 from tests.helpers.states import make_state
-from tests.helpers.texts import NOTES
+from tests.helpers.texts import NOTES, REVERTED_NOTE
 
 ROOT = Path("/project")
 
@@ -32,3 +32,14 @@ def test_protocol_notes_name_the_plan_and_the_verification() -> None:
         "rejects the claim if any fails.\n"
         f"{NOTES}"
     )
+
+
+def test_the_reverted_note_names_the_submodules_a_revert_left_alone() -> None:
+    # A revert never goes inside a submodule: the agent must not be told the tree is all back.
+    assert reverted_note([]) == REVERTED_NOTE
+    assert reverted_note(["vendor/lib"]) == (
+        f"{REVERTED_NOTE} Not reverted: the submodule `vendor/lib` keeps the iteration's "
+        "changes inside it; check it before you go on.")
+    assert reverted_note(["a", "b\nc"]) == (
+        f"{REVERTED_NOTE} Not reverted: the submodules `a`, `'b\\nc'` keep the iteration's "
+        "changes inside them; check them before you go on.")

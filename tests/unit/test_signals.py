@@ -3,7 +3,10 @@ never quoted as code."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -16,6 +19,7 @@ from finesse.signals import (
     digest,
     has_promise,
     promise_texts,
+    read_reply,
     record_fields,
     result_line,
 )
@@ -31,7 +35,6 @@ TAG = "<promise>DONE</promise>"
         f"All tests pass.\n\n{TAG}\n",
         f"Done with the work:{TAG}.",
         "<promise>  DONE \n </promise>",
-        "<PROMISE>DONE</Promise>",
         f"The fence below is closed.\n```\ncode\n```\n{TAG}",
         f"~~~\n<promise>NOT YET</promise>\n~~~\n{TAG}",
         f"Inline `code` then {TAG} then `more code`.",
@@ -58,6 +61,11 @@ def test_promise_in_prose_counts(reply: str) -> None:
         "<promise>DONE!</promise>",
         "<promise>done</promise>",
         "<promise>DO NE</promise>",
+        # The tag is seed 001's interface, written exactly: another case is no tag. (Until
+        # issue 10's blind cases, <PROMISE>DONE</Promise> counted; the blind writer read it
+        # as no claim, and the seed's exact text decides.)
+        "<PROMISE>DONE</Promise>",
+        "<Promise>DONE</Promise>",
         f"```\n{TAG}\n```",
         f"Explaining the protocol:\n```text\nWhen finished, write {TAG}\n```\nNot yet.",
         f"~~~\n{TAG}\n~~~",
@@ -305,3 +313,45 @@ def test_digest_identifies_a_reply_up_to_whitespace() -> None:
     assert digest("Same plan") != digest("Same plan.")
     assert digest("Same plan") != digest("same plan")
     assert len(digest("x")) == 16 and set(digest("x")) <= set("0123456789abcdef")
+
+
+def test_digest_of_a_reply_with_a_lone_surrogate() -> None:
+    # Claude Code's JSON may carry one; hashing it as strict UTF-8 failed the whole stop.
+    assert digest("half \ud800 done") == digest("half  \ud800 done")
+    assert digest("half \ud800 done") != digest("half \udce9 done") != digest("half done")
+
+
+# --- a held-out set, written from the rules alone by someone who had not seen this code ---------
+
+BLIND = json.loads((Path(__file__).parent / "data" / "terminal_blind.json").read_text(
+    encoding="utf-8"))
+# Blind labels that disagree with the rule as documented (the module docstring of
+# finesse.signals). They are reported, never relabelled here; strict: a fix shows at once.
+DISAGREES: dict[str, str] = {}
+
+
+def _blind(case: dict[str, Any]) -> Any:
+    marks = ([pytest.mark.xfail(strict=True, reason=DISAGREES[case["id"]])]
+             if case["id"] in DISAGREES else [])
+    return pytest.param(case, id=case["id"], marks=marks)
+
+
+def test_every_blind_case_is_well_formed() -> None:
+    assert len({case["id"] for case in BLIND}) == len(BLIND) > 100
+    for case in BLIND:
+        assert set(case) <= {"id", "input", "expected", "why", "promise", "blocker_contains"}
+        assert case["expected"] in ("claim", "blocked", "none"), case["id"]
+        assert ("blocker_contains" in case) <= (case["expected"] == "blocked"), case["id"]
+    assert set(DISAGREES) <= {case["id"] for case in BLIND}
+
+
+@pytest.mark.parametrize("case", [_blind(case) for case in BLIND])
+def test_blind_terminal_line_cases(case: dict[str, Any]) -> None:
+    reading = read_reply(case["input"], case.get("promise", "RALPH_LOOP_STOP"))
+    found = (reading.blocked, reading.claims_completion)
+    wanted = {"blocked": (True, False), "claim": (False, True), "none": (False, False)}
+    assert found == wanted[case["expected"]], case["why"]
+    if reading.blocked:
+        assert reading.blocker and case.get("blocker_contains", "") in reading.blocker
+    else:
+        assert reading.blocker is None

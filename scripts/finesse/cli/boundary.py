@@ -14,7 +14,9 @@ A command may also return an int: that is its exit code (e.g. `ralph run`'s 3).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
@@ -86,8 +88,20 @@ class LazyGroup(click.Group):
             raise CommandError(where, err.format_message()) from None
 
 
+def _escape_what_cannot_print() -> None:
+    """Text that cannot be encoded for the terminal (a lone surrogate from a hook's JSON, a
+    file name that is not UTF-8, in a prompt or a reply) is printed with backslash escapes,
+    never raised as a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def run(group: click.Group, argv: Sequence[str] | None, prog: str) -> int:
     """Run `group` as the program `prog`; the exit code, every error shown in one line."""
+    _escape_what_cannot_print()
     try:
         result = group.main(args=list(argv) if argv is not None else None, prog_name=prog,
                             standalone_mode=False)

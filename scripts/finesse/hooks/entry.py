@@ -9,6 +9,9 @@ whether it concerns finesse at all; most do not, and then nothing else is import
 - `prompt`: only our slash commands; they may need the plugin's virtualenv (built on first
   use). An interpreter older than 3.11 is refused in one line.
 - `session-start`, `session-end`: only when the project has a `.claude/ralph/` folder.
+- `pre-tool-use`, `subagent-start`, `subagent-stop` (judge mode): only when a judge-mode
+  marker of this session is in the project's judge folder (one listing, a byte search).
+  PreToolUse fires on every tool call of every session that has the plugin.
 
 Written in syntax an old `python3` can still import, so the version check can speak.
 """
@@ -36,6 +39,37 @@ def may_have_loop(raw: bytes, root: str) -> bool:
 
     return any(b'"%s"' % name[:-5].encode("ascii") in raw
                for name in loop_file_names(root) if name.endswith(".json") and name.isascii())
+
+
+def may_have_judge_loop(raw: bytes, root: str) -> bool:
+    """False when no judge-mode loop of this project can be this input's session's (its
+    marker is named by the session id, which subagents' hook inputs carry too)."""
+    from finesse.support.layout import judge_marker_names
+
+    return any(b'"%s"' % name.encode() in raw for name in judge_marker_names(root)
+               if name.isascii())
+
+
+def _judge_event(event: str, raw: bytes) -> int:
+    if event == "pre-tool-use":
+        from finesse.hooks.pre_tool_use import main as pre_tool_use
+
+        return pre_tool_use(stdin=io.BytesIO(raw))
+    if event == "subagent-start":
+        from finesse.hooks.subagent import main_start
+
+        return main_start(stdin=io.BytesIO(raw))
+    import contextlib
+
+    from finesse.support.runtime import RuntimeMissing, activate
+
+    # The contracts are pydantic models; the environment was built at the loop's start.
+    # Without it the hook records the attempt as unchecked (finesse.hooks.subagent).
+    with contextlib.suppress(RuntimeMissing):
+        activate(os.environ, may_build=False)
+    from finesse.hooks.subagent import main_stop
+
+    return main_stop(stdin=io.BytesIO(raw))
 
 
 def _root() -> str:
@@ -99,4 +133,8 @@ def run(event: str, stdin: io.BufferedIOBase | None = None) -> int:
 
         handler = main_end if event == "session-end" else main_start
         return handler(stdin=io.BytesIO(raw))
+    if event in ("pre-tool-use", "subagent-start", "subagent-stop"):
+        if not may_have_judge_loop(raw, _root()):
+            return 0
+        return _judge_event(event, raw)
     return 0

@@ -43,6 +43,14 @@ def add_context(event: str, context: str, *, system_message: str | None = None) 
     return output
 
 
+def deny_tool(reason: str) -> HookOutput:
+    """PreToolUse: refuse this tool call; the model sees `PreToolUse:<tool> hook error:
+    <reason>` as the tool's result (Claude Code 2.1.328, proven by the e2e tests)."""
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "permissionDecision": "deny",
+                                   "permissionDecisionReason": reason}}
+
+
 def render(output: HookOutput | None) -> str:
     # ASCII with escapes: a lone surrogate or an undecodable name never breaks the output.
     return "" if output is None else json.dumps(output, ensure_ascii=True)

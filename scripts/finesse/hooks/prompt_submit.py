@@ -27,12 +27,11 @@ from finesse.loop.grammar import (
 )
 from finesse.loop.lifecycle import (
     cancel_loop,
-    latest_resumable,
-    resume_loop,
     start_loop,
     stop_loop,
 )
 from finesse.loop.request import StartRequest, start_request
+from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.loop.status import describe, start_context, start_notes
 from finesse.models import PromptInput
 from finesse.schema import SchemaError, from_json
@@ -52,16 +51,23 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
       More: --plan tasks/todo.md (a written plan; its Verification Commands are run
       when Claude claims completion), --verify CMD, --quiesce-after N (default 2),
       --timeout-minutes N.
+      Judge mode: --judge --criteria TEXT --verify CMD [--protect PATH]: a fresh
+      worker subagent per attempt, only a read-only judge subagent passes it
+      (100 attempts by default).
   /ralph-status    where this session's loop is
   /cancel-ralph    stop this session's loop now
   /ralph-abort     stop it now and give it up (it cannot be resumed)
   /ralph-resume [--max-iterations N] [--timeout-minutes N]
                    reopen this session's last loop that hit a limit, quiesced,
                    timed out or was blocked
-  Arguments are split like a shell's: quote words with spaces ("..." or '...');
-  a backslash escapes a quote, a space or a backslash and is kept otherwise
-  (so \\d+ and C:\\Users stay as typed); an apostrophe inside a word (don't) is
-  kept when no quote closes it. Long or tricky prompts: --prompt-file PATH.
+  Arguments are split like a shell's, never by a shell: quote words with spaces
+  ("..." or '...'). Outside quotes a backslash escapes a quote, a space or a
+  backslash; inside "..." only \\" and \\\\; inside '...' nothing. Any other
+  backslash is kept: \\d+ and C:\\Users\\me stay as typed. An apostrophe between
+  letters (don't, O'Brien's), or after one with no ' later (the users'), is kept.
+  A quote as text: \\" or \\', or inside the other quotes: "it's", '"hi"'.
+  A prompt holds at most 1 MiB, typed or read with --prompt-file PATH (the way
+  for long or tricky prompts).
   From a terminal: ralph status | ralph cancel [--session ID | --all] | ralph abort
                    | ralph report | ralph resume | ralph doctor
   Headless (CI, a fresh `claude -p` per iteration): ralph run "PROMPT" [the same

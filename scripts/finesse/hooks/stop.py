@@ -12,6 +12,7 @@ cancel asked for meanwhile still wins; then `engine.decide`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO, TextIO
@@ -32,7 +33,7 @@ from finesse.state.store import CorruptStateError, LoopStore, utcnow
 from finesse.support import git as gitstate
 from finesse.support.files import is_regular_file, open_regular
 from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
-from finesse.support.usage import Cursor, read_increment, start_cursor
+from finesse.support.usage import Cursor, Increment, read_increment, start_cursor
 from finesse.support.verify import run_all
 
 
@@ -85,13 +86,32 @@ def _transcript(data: StopInput, state: LoopState, observation: Observation) -> 
                        usage_partial=True, cursor=start_cursor(transcript))
     cursor = Cursor(state.transcript_offset, state.transcript_identity,
                     tuple(state.recent_message_ids))
-    increment = read_increment(transcript, cursor)
+    increment = _read_caught_up(transcript, cursor, data.last_assistant_message)
     if increment is None:
         return observation
     usage = [ModelUsage(model, tokens.input, tokens.output, tokens.cache_creation,
                         tokens.cache_read) for model, tokens in increment.by_model.items()]
     return replace(observation, tool_calls=increment.tool_calls, usage=usage,
                    usage_partial=increment.partial, cursor=increment.cursor)
+
+
+TRANSCRIPT_LAG_SECONDS = 1.0
+_sleep, _monotonic = time.sleep, time.monotonic  # the wait's clock (tests set their own)
+
+
+def _read_caught_up(transcript: Path, cursor: Cursor, reply: str | None) -> Increment | None:
+    """The new bytes, once they hold the reply the Stop input carries: Claude Code may run
+    the hook before it has written the reply's lines, whose usage then belongs to this
+    iteration. Waits at most TRANSCRIPT_LAG_SECONDS, and only when the reply is missing."""
+    wanted = (reply or "").strip()[:200]  # a start is enough, should either side be cut
+    increment = read_increment(transcript, cursor)
+    deadline = _monotonic() + TRANSCRIPT_LAG_SECONDS
+    while (increment is not None and wanted
+           and (increment.last_text or "").strip()[:200] != wanted
+           and _monotonic() < deadline):
+        _sleep(0.05)
+        increment = read_increment(transcript, cursor)
+    return increment
 
 
 def _observe(data: StopInput, state: LoopState, store: LoopStore, root: Path,
@@ -141,6 +161,11 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
             state = store.load(data.session_id)
             if state is None:
                 return None
+            if state.judge is not None:  # judge mode answers every stop from its state
+                from finesse.hooks.judge_stop import handle_judge_stop
+
+                return handle_judge_stop(store, state, fields, last_reply(data),
+                                         _cancel(store, data.session_id), env)
             decision = decide(state, _observe(data, state, store, root, env))
             if decision.action == "continue":
                 following = record_iteration(

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from finesse.errors import UsageError
 from finesse.loop.words import parse_count
+from finesse.models import MAX_COST_EVER, MAX_TOKENS_EVER
 
-MAX_TOKENS_CEILING = 10**12
-MAX_COST_CEILING = 1_000_000.0
+MAX_TOKENS_CEILING = MAX_TOKENS_EVER  # a loop file holding more is corrupt
+MAX_COST_CEILING = MAX_COST_EVER
 _MONEY = re.compile(r"\$?([0-9]+(?:\.[0-9]{1,2})?)")
 
 

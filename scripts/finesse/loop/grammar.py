@@ -11,11 +11,12 @@ import re
 from dataclasses import dataclass, field
 
 from finesse.errors import UsageError
-from finesse.loop.budgets import Budgets, parse_budgets
+from finesse.loop.budgets import Budgets, parse_budgets, single
 from finesse.loop.words import parse_count, split_words
 
 PLUGIN_NAME = "finesse"
 DEFAULT_MAX_ITERATIONS = 8
+JUDGE_MAX_ITERATIONS = 100  # judge mode's attempts (seed 002: "always set 100")
 DEFAULT_PROMISE = "RALPH_LOOP_STOP"
 WARN_ABOVE_ITERATIONS = 25
 HARD_MAX_ITERATIONS = 1000
@@ -34,7 +35,8 @@ LOOP_USAGE = (
     '/ralph-loop "PROMPT" [--max-iterations N] [--completion-promise TEXT] '
     "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
     "[--no-plan] [--quiesce-after N] [--timeout-minutes N] [--gate CMD] [--allow-dirty] "
-    "[--effort LEVEL] [--max-tokens N] [--max-cost USD] [--stop-at-quota PERCENT]"
+    "[--effort LEVEL] [--max-tokens N] [--max-cost USD] [--stop-at-quota PERCENT] "
+    "[--judge --criteria TEXT --protect PATH]"
 )
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 RESUME_USAGE = (
@@ -102,6 +104,8 @@ _VALUE_FLAGS = (
     "--max-tokens",
     "--max-cost",
     "--stop-at-quota",
+    "--criteria",
+    "--protect",
 )
 _BUDGET_FLAGS = ("--max-tokens", "--max-cost", "--stop-at-quota")
 _RESUME_FLAGS = ("--max-iterations", "--timeout-minutes", *_BUDGET_FLAGS)
@@ -144,15 +148,6 @@ def _take_flags(
     return prompt_words, values
 
 
-def _single(values: dict[str, list[str]], flag: str) -> str | None:
-    given = values.get(flag)
-    if not given:
-        return None
-    if len(given) > 1:
-        raise UsageError(f"{flag} was given {len(given)} times: give it once")
-    return given[0]
-
-
 @dataclass
 class LoopArgs:
     """The arguments of `/ralph-loop` (or `/finesse-execute`), checked, before any file is
@@ -173,6 +168,9 @@ class LoopArgs:
     allow_dirty: bool = False
     no_plan: bool = False  # --no-plan: never write attempts into tasks/todo.md
     budgets: Budgets = field(default_factory=lambda: Budgets())
+    judge: bool = False  # judge mode (finesse.judging): --judge, --criteria, --protect
+    criteria: list[str] = field(default_factory=list)
+    protect: list[str] = field(default_factory=list)
 
 
 def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
@@ -184,23 +182,25 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
     """
     executing = command == "finesse-execute"
     usage = EXECUTE_USAGE if executing else LOOP_USAGE
-    switches = ("--allow-dirty", "--no-plan", *(("--force",) if executing else ()))
+    switches = ("--allow-dirty", "--no-plan", "--judge",
+                *(("--force",) if executing else ()))
     prompt_words, values = _take_flags(split_words(args), usage=usage, switches=switches)
     parsed = LoopArgs(force=bool(values.pop("--force", [])),
                       allow_dirty=bool(values.pop("--allow-dirty", [])),
-                      no_plan=bool(values.pop("--no-plan", [])))
+                      no_plan=bool(values.pop("--no-plan", [])),
+                      judge=bool(values.pop("--judge", [])))
     if executing and ("--prompt-file" not in values or prompt_words):
         raise UsageError(f"/finesse-execute runs a prompt file: type {usage}")
-    max_iterations = _single(values, "--max-iterations")
+    max_iterations = single(values, "--max-iterations")
     if max_iterations is not None:
         parsed.max_iterations = parse_max_iterations(max_iterations)
-    parsed.promise = _single(values, "--completion-promise")
-    parsed.promise_file = _single(values, "--completion-promise-file")
+    parsed.promise = single(values, "--completion-promise")
+    parsed.promise_file = single(values, "--completion-promise-file")
     if parsed.promise is not None and parsed.promise_file is not None:
         raise UsageError("give --completion-promise or --completion-promise-file, not both")
     if parsed.promise is not None:
         parsed.promise = check_promise(parsed.promise, "--completion-promise")
-    parsed.prompt_file = _single(values, "--prompt-file")
+    parsed.prompt_file = single(values, "--prompt-file")
     if parsed.prompt_file is not None and prompt_words:
         raise UsageError(
             "give the prompt inline or with --prompt-file, not both: drop the words or the flag"
@@ -211,26 +211,47 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
             if not command_text.strip():
                 raise UsageError(f'{flag} needs a command, e.g. {flag} "pytest -q"')
             target.append(command_text)
-    parsed.plan_file = _single(values, "--plan")
+    parsed.plan_file = single(values, "--plan")
     if parsed.plan_file is not None and parsed.no_plan:
         raise UsageError("give --plan PATH or --no-plan, not both")
     if not parsed.prompt and parsed.prompt_file is None and parsed.plan_file is None:
         raise UsageError(f"the prompt is empty: type {LOOP_USAGE}")
-    effort = _single(values, "--effort")
+    effort = single(values, "--effort")
     if effort is not None:
         if effort not in EFFORT_LEVELS:
             raise UsageError(f"--effort must be one of {', '.join(EFFORT_LEVELS)}, not {effort!r}")
         parsed.effort = effort
-    quiesce_after = _single(values, "--quiesce-after")
+    quiesce_after = single(values, "--quiesce-after")
     if quiesce_after is not None:
         # At 8 or more, Claude Code's own cap (8 blocked stops without a tool call) would end
         # a talk-only loop first, silently: quiescence must act before it.
         parsed.quiesce_after = parse_count(quiesce_after, "--quiesce-after", MAX_QUIESCE_AFTER)
-    timeout = _single(values, "--timeout-minutes")
+    timeout = single(values, "--timeout-minutes")
     if timeout is not None:
         parsed.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
     parsed.budgets = parse_budgets(values)
+    _judge_args(parsed, values, given_cap=max_iterations is not None)
     return parsed
+
+
+def _judge_args(parsed: LoopArgs, values: dict[str, list[str]], *, given_cap: bool) -> None:
+    """--judge's own options: each --criteria is one acceptance criterion, each --protect a
+    path no attempt may change. Whether there is a criterion and a verifier is checked once
+    the plan is read (`finesse.loop.request`)."""
+    for flag, target in (("--criteria", parsed.criteria), ("--protect", parsed.protect)):
+        for value in values.get(flag, []):
+            if not value.strip():
+                example = '"GET /reports/1.csv returns 200"' if flag == "--criteria" else (
+                    "src/billing/")
+                raise UsageError(f"{flag} is empty: give it a value, e.g. {flag} {example}")
+            if not parsed.judge:
+                raise UsageError(f"{flag} is for judge mode: add --judge, or drop it")
+            target.append(value.strip())
+    if parsed.judge and parsed.gate:
+        raise UsageError("--judge and --gate do not mix: the judge decides, not the gate; "
+                         "drop one")
+    if parsed.judge and not given_cap:
+        parsed.max_iterations = JUDGE_MAX_ITERATIONS
 
 
 @dataclass
@@ -245,10 +266,10 @@ def parse_resume_args(args: str) -> ResumeRequest:
     if words:
         raise UsageError(f"/ralph-resume takes only options: type {RESUME_USAGE}")
     request = ResumeRequest()
-    max_iterations = _single(values, "--max-iterations")
+    max_iterations = single(values, "--max-iterations")
     if max_iterations is not None:
         request.max_iterations = parse_max_iterations(max_iterations)
-    timeout = _single(values, "--timeout-minutes")
+    timeout = single(values, "--timeout-minutes")
     if timeout is not None:
         request.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
     request.budgets = parse_budgets(values)

@@ -1,5 +1,6 @@
-"""A loop's life: start, finish (notebook, report, archive), cancel or abort, resume. Shared
-by the hooks and the `ralph` CLI; the caller holds the session's lock."""
+"""A loop's life: start, finish (notebook, report, archive), cancel or abort (resume is in
+`finesse.loop.resume`, the neighbours a loop may not have in `finesse.loop.neighbours`).
+Shared by the hooks and the `ralph` CLI; the caller holds the session's lock."""
 
 from __future__ import annotations
 
@@ -12,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from finesse.engine import RESUMABLE, end_loop
 from finesse.errors import UsageError
-from finesse.loop import notebook, report
+from finesse.judging.report import judge_banner, judge_report
+from finesse.loop import judge_watch, notebook, report
+from finesse.loop.neighbours import refuse_beside
 from finesse.loop.report import EndFacts
-from finesse.models import LoopState, Outcome, ResumeRecord, replace
-from finesse.spend import over_budget, raised_budgets
+from finesse.models import LoopState, Outcome, replace
 from finesse.state.store import LockBusy, LoopStore
 from finesse.support import git as gitstate
 from finesse.support.files import write_atomic
 from finesse.support.usage import start_cursor
 
 if TYPE_CHECKING:  # the grammar is not needed on the Stop path
-    from finesse.loop.grammar import ResumeRequest
     from finesse.loop.request import StartRequest
 
 
@@ -30,7 +31,7 @@ def new_loop_id(session_id: str, now: datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{session_id[:8]}-{os.urandom(3).hex()}"
 
 
-def _cursor_fields(transcript: Path | None) -> dict[str, Any]:
+def cursor_fields(transcript: Path | None) -> dict[str, Any]:
     """Where the transcript ends now: the first stop counts usage from there. A session's
     first prompt comes before its transcript exists: then from the start of the file that
     appears (an empty identity matches any file)."""
@@ -42,21 +43,6 @@ def _cursor_fields(transcript: Path | None) -> dict[str, Any]:
             return {}  # there, but not a regular file: nothing to count from
         return {"transcript_offset": 0, "transcript_identity": ""}
     return {"transcript_offset": cursor.offset, "transcript_identity": cursor.identity}
-
-
-def _refuse_a_second_loop_beside_a_gate(store: LoopStore, session_id: str, *,
-                                        gate: bool) -> None:
-    """Gate mode commits and reverts the whole project directory: it cannot share a work
-    tree with another loop, whose files it would commit or delete."""
-    others = [loop for loop in store.active_loops() if loop.session_id != session_id]
-    clash = next((loop for loop in others if gate or loop.gate), None)
-    if clash is not None:
-        which = "a gate-mode loop" if clash.gate else "a loop"
-        raise UsageError(
-            f"session {clash.session_id} runs {which} in this work tree; gate mode commits and "
-            "reverts the whole project, so two loops cannot share it: run this one in a linked "
-            "worktree (`git worktree add ../other-tree`, then start Claude Code there)"
-        )
 
 
 def start_loop(
@@ -75,9 +61,10 @@ def start_loop(
             f"a Ralph loop is already running in this session (iteration "
             f"{running.iteration}/{running.max_iterations}): /cancel-ralph first"
         )
-    _refuse_a_second_loop_beside_a_gate(store, session_id, gate=bool(request.gate))
+    refuse_beside(store, session_id, gate=bool(request.gate))
     loop_id = new_loop_id(session_id, now)
     store.paths.loop_done_file(session_id).unlink(missing_ok=True)  # a stale signal
+    store.clear_request(session_id)  # a cancel meant for a loop that ended meanwhile
     snapshot = base = branch = None
     if request.gate:
         from finesse.loop.gate import commits as gate_git
@@ -120,8 +107,10 @@ def start_loop(
         max_cost=request.budgets.max_cost,
         stop_at_quota=request.budgets.stop_at_quota,
         prices=list(request.prices),
-        **_cursor_fields(transcript),
+        **cursor_fields(transcript),
     )
+    if request.judge:
+        state = judge_watch.start(store.paths, state, request.criteria, request.protect)
     store.save(state)
     return state
 
@@ -154,9 +143,11 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
     notebook.edit(store, state, edits)
     target = store.paths.reports / f"{state.loop_id}.md"
     state = replace(state, report_path=str(target))
-    write_atomic(target, report.render_report(state, facts))
+    write_atomic(target, report.render_report(state, facts) + judge_report(state))
     store.archive(state)
-    return report.banner(state, facts, str(target.relative_to(store.paths.root)))
+    judge_watch.unmark(store.paths, state.session_id)
+    return report.banner(state, facts, str(target.relative_to(store.paths.root))) + (
+        judge_banner(state))
 
 
 ABORTERS = frozenset({"/ralph-abort", "`ralph abort`"})
@@ -201,12 +192,18 @@ class Stopped:
     given_up: LoopState | None = None
 
 
+# How long a cancel waits for the loop's lock before it leaves its request to the stop that
+# holds it: far longer than a stop's own work, far shorter than the checks it may be running.
+CANCEL_WAIT_SECONDS = 2.0
+
+
 def stop_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> Stopped:
-    """Cancel (or abort) this session's loop now, taking its lock. A cancel must win: while
-    a stop holds the lock (running its verification) the request is recorded, and that
-    stop ends the loop as soon as it decides."""
+    """Cancel (or abort) this session's loop now, taking its lock. A cancel must win, at
+    once: while a stop holds the lock (running its checks) the request is recorded, and
+    that stop ends the loop as soon as they return."""
+    waiting = LoopStore(store.paths, min(store.lock_timeout, CANCEL_WAIT_SECONDS))
     try:
-        with store.locked(session_id):
+        with waiting.locked(session_id):
             ended = cancel_loop(store, session_id, now, by=by)
             if ended is None and by in ABORTERS:
                 return Stopped(given_up=abort_ended(store, session_id, now, by=by))
@@ -215,80 +212,3 @@ def stop_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> Stop
         if store.load(session_id) is not None and store.request_cancel(session_id, by):
             return Stopped(requested=True)
         raise
-
-
-def latest_resumable(store: LoopStore, session_id: str | None) -> LoopState:
-    """The most recently ended loop of the session (or of the project), if it may resume."""
-    ended = [loop for loop in store.history()
-             if session_id is None or loop.session_id == session_id]
-    if not ended:
-        where = "this session" if session_id else "this project"
-        raise UsageError(f"no ended Ralph loop in {where} to resume; start one with /ralph-loop")
-    latest = max(ended, key=lambda loop: loop.ended_at or loop.updated_at)
-    if latest.outcome not in RESUMABLE:
-        raise UsageError(
-            f"the last loop ({latest.loop_id}) ended in {latest.outcome}, which cannot be "
-            "resumed: start a new one with /ralph-loop"
-        )
-    return latest
-
-
-def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, now: datetime,
-                by: str, transcript: Path | None = None) -> LoopState:
-    """Reopen an ended loop with its history and counters; the caller holds the lock of its
-    session. The cap rises to --max-iterations, or by the loop's own cap when it was used
-    up; a timeout gets a fresh window; a budget that is spent must be raised (refused
-    otherwise: the loop would stop again at once). Gate mode goes on from the branch and
-    commit HEAD is on now: a person may have committed or switched since."""
-    if store.load(previous.session_id) is not None:
-        raise UsageError("a Ralph loop is already running in that session: /cancel-ralph first")
-    made = previous.iteration
-    cap = previous.max_iterations
-    if request.max_iterations is not None:
-        if request.max_iterations <= made:
-            raise UsageError(
-                f"--max-iterations {request.max_iterations} leaves no room: the loop has made "
-                f"{made} iterations; give a larger number, e.g. {made + previous.max_iterations}"
-            )
-        cap = request.max_iterations
-    elif made >= cap:
-        cap = made + previous.max_iterations
-    minutes = request.timeout_minutes or previous.timeout_minutes
-    budgets = request.budgets
-    branch = previous.gate_branch
-    if previous.gate:
-        from finesse.loop.gate import commits as gate_git
-
-        branch = gate_git.current_branch(store.paths.root)
-        if branch is None:
-            raise UsageError("HEAD is detached, and gate mode commits each green iteration on "
-                             "a branch: switch to one (`git switch <branch>`), then resume")
-    reopened = replace(
-        previous,
-        outcome=None, ended_at=None, end_message="", ended_by="", blocker="", report_path="",
-        iteration=made + 1, max_iterations=cap, iteration_started_at=now, updated_at=now,
-        timeout_minutes=minutes,
-        deadline_at=now + timedelta(minutes=minutes) if minutes else None,
-        # A person looked at it: stuck counters start again, the re-plans used stay used.
-        idle_iterations=0, last_reply_digest="", failure_streak=0, failure_fingerprint="",
-        tree_fingerprint=gitstate.tree_fingerprint(store.paths.root),
-        # Gate mode starts again from what is committed now: a person may have committed
-        # since, and a revert must never undo their work.
-        iteration_base=(gitstate.head(store.paths.root) if previous.gate
-                        else previous.iteration_base),
-        gate_branch=branch,  # the branch it goes on from, which the person chose
-        repairing=False,
-        max_tokens=budgets.max_tokens or previous.max_tokens,
-        max_cost=budgets.max_cost or previous.max_cost,
-        stop_at_quota=budgets.stop_at_quota or previous.stop_at_quota,
-        **_cursor_fields(transcript),
-        resumes=[*previous.resumes, ResumeRecord(at=now, after=previous.outcome or "", by=by)],
-    )
-    spent = over_budget(reopened)
-    if spent:
-        raise UsageError(f"the loop's budget is still spent ({spent}): resume with a larger "
-                         f"one, e.g. {' '.join(raised_budgets(reopened))}")
-    store.save(reopened)
-    return reopened
-
-

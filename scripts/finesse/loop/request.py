@@ -13,13 +13,21 @@ from finesse.loop.grammar import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_PROMISE,
     DEFAULT_QUIESCE_AFTER,
+    JUDGE_MAX_ITERATIONS,
     LOOP_USAGE,
     WARN_ABOVE_ITERATIONS,
     LoopArgs,
     check_promise,
     parse_loop_args,
 )
-from finesse.loop.todo.sections import ATTEMPTS, check_plan, gate_commands, parse_sections
+from finesse.loop.judge_watch import check_protect
+from finesse.loop.todo.sections import (
+    ATTEMPTS,
+    acceptance_criteria,
+    check_plan,
+    gate_commands,
+    parse_sections,
+)
 from finesse.models import Price
 from finesse.spend import DEFAULT_PRICES
 from finesse.support.files import MAX_TEXT_BYTES, read_text, shown_name
@@ -45,10 +53,14 @@ class StartRequest:
     notebook: str | None = None  # where the loop writes its attempts and review
     budgets: Budgets = field(default_factory=Budgets)
     prices: list[Price] = field(default_factory=list)
+    judge: bool = False  # judge mode: its criteria and protected paths
+    criteria: list[str] = field(default_factory=list)
+    protect: list[str] = field(default_factory=list)
 
     @property
     def warnings(self) -> list[str]:
-        if self.max_iterations > WARN_ABOVE_ITERATIONS:
+        judge_default = self.judge and self.max_iterations == JUDGE_MAX_ITERATIONS
+        if self.max_iterations > WARN_ABOVE_ITERATIONS and not judge_default:
             return [
                 f"--max-iterations {self.max_iterations} is above {WARN_ABOVE_ITERATIONS}: "
                 "long loops burn quota; /cancel-ralph stops it at any time"
@@ -124,7 +136,8 @@ def resolve(args: LoopArgs, root: Path) -> StartRequest:
         prompt=args.prompt, max_iterations=args.max_iterations, verify=list(args.verify),
         gate=list(args.gate), quiesce_after=args.quiesce_after,
         timeout_minutes=args.timeout_minutes, force=args.force, allow_dirty=args.allow_dirty,
-        effort=args.effort, budgets=args.budgets,
+        effort=args.effort, budgets=args.budgets, judge=args.judge,
+        criteria=list(args.criteria),
     )
     if args.budgets.max_cost is not None or args.budgets.max_tokens is not None:
         request.prices = project_prices(root)
@@ -150,6 +163,9 @@ def resolve(args: LoopArgs, root: Path) -> StartRequest:
         request.gate += [command for command in gate_commands(text)
                          if command not in request.gate]
         request.plan_file = args.plan_file
+        if args.judge:
+            request.criteria += [criterion for criterion in acceptance_criteria(text)
+                                 if criterion not in request.criteria]
         if not request.prompt:
             request.prompt = plan_prompt(args.plan_file)
     if not request.prompt:
@@ -161,7 +177,21 @@ def resolve(args: LoopArgs, root: Path) -> StartRequest:
     request.notebook = request.plan_file or (None if args.no_plan else find_notebook(root))
     if request.allow_dirty and not request.gate:
         raise UsageError("--allow-dirty is for gate mode: add --gate CMD, or drop it")
+    if args.judge:
+        _check_judge(request, args, root)
     return request
+
+
+def _check_judge(request: StartRequest, args: LoopArgs, root: Path) -> None:
+    """Judge mode refuses to start, in one line, without a criterion to judge against and a
+    verifier to prove it; its protected paths must exist inside the project."""
+    if not request.criteria:
+        raise UsageError('judge mode needs at least one acceptance criterion: add --criteria '
+                         '"TEXT", or a plan (--plan) with items under ## Acceptance Criteria')
+    if not request.verify:
+        raise UsageError('judge mode needs at least one verifier: add --verify "CMD", or a '
+                         "plan (--plan) with commands under ## Verification Commands")
+    request.protect = check_protect(root, args.protect)
 
 
 def start_request(args: str, root: Path, *, command: str = "ralph-loop") -> StartRequest:

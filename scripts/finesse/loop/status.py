@@ -6,6 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from finesse.judging.prompts import orchestrator_context
+from finesse.judging.records import judge_of
+from finesse.judging.report import status_lines
 from finesse.models import LoopState
 from finesse.prompts import iteration_header, protocol_notes
 from finesse.recording import excerpt
@@ -15,6 +18,8 @@ from finesse.support.claude_settings import statusline_configured
 
 def start_context(state: LoopState) -> str:
     """What the model is told when a loop starts: the task, verbatim, under the header."""
+    if state.judge is not None:
+        return orchestrator_context(state, judge_of(state))
     return (
         "A Ralph loop is running in this session (finesse plugin). You will be given the same "
         "task again each time you stop, until you output the completion promise or the "
@@ -26,6 +31,18 @@ def start_context(state: LoopState) -> str:
         "</ralph-task>\n\n"
         f"{protocol_notes(state)}"
     )
+
+
+def _budgets(state: LoopState) -> list[str]:
+    spent = totals(state)
+    found = []
+    if state.max_tokens is not None:
+        found.append(f"{spent.billed_tokens:,} of {state.max_tokens:,} tokens")
+    if state.max_cost is not None:
+        found.append(f"${spent.cost:,.2f} of ${state.max_cost:,.2f} (estimated)")
+    if state.stop_at_quota is not None:
+        found.append(f"stops at {state.stop_at_quota}% of the five-hour or weekly window")
+    return found
 
 
 def describe(state: LoopState, now: datetime, *, history: bool = False) -> str:
@@ -45,7 +62,11 @@ def describe(state: LoopState, now: datetime, *, history: bool = False) -> str:
     if spent.billed_tokens or spent.cost:
         lines.append(f"spend: {spent.billed_tokens:,} tokens (+{spent.cache_read:,} cache "
                      f"reads), {dollars(spent.cost)}")
-    if history:
+    budgets = _budgets(state)
+    if budgets:
+        lines.append("budget: " + "; ".join(budgets))
+    lines += status_lines(state)
+    if history and state.judge is None:
         for record in state.iterations:
             line = f"  iteration {record.number}: {record.result}"
             if record.approach:
@@ -64,7 +85,12 @@ def start_notes(state: LoopState, warnings: list[str], forced: list[str]) -> lis
         f"Ralph loop started: up to {state.max_iterations} iterations, ends on "
         f"<promise>{state.promise}</promise>. /ralph-status to watch, /cancel-ralph to stop."
     ]
-    if state.verify:
+    if state.judge is not None:
+        notes = [f"Ralph loop started in judge mode: up to {state.max_iterations} attempts, "
+                 "each a fresh ralph-worker; only the read-only ralph-judge can pass it, "
+                 "checked by " + ", ".join(f"`{c}`" for c in state.verify) + " (run by the "
+                 "plugin). /ralph-status to watch, /cancel-ralph to stop."]
+    elif state.verify:
         notes.append("Completion is verified: " + ", ".join(f"`{c}`" for c in state.verify)
                      + " must pass when Claude claims it.")
     elif state.gate:

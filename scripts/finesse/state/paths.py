@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from finesse.support.layout import LOOPS_DIR, OWN_DIR, project_root
+from finesse.support.layout import JUDGE_DIR, LOOPS_DIR, OWN_DIR, project_root
 
 STATE_SUBDIR = tuple(OWN_DIR.split("/"))
 KILL_SWITCH_NAME = "STOP"
@@ -69,6 +69,12 @@ class StatePaths:
         if not is_valid_session_id(session_id):
             raise ValueError(f"not a session id: {session_id!r}")
         return self.requests / f"{session_id}.cancel"
+
+    def judge_marker(self, session_id: str) -> Path:
+        """Says that this session runs a judge-mode loop (see `layout.JUDGE_DIR`)."""
+        if not is_valid_session_id(session_id):
+            raise ValueError(f"not a session id: {session_id!r}")
+        return self.root / JUDGE_DIR / session_id
 
     def lock_file(self, session_id: str) -> Path:
         return self.locks / f"{session_id}.lock"

@@ -167,7 +167,8 @@ class LoopStore:
 
     def active_loops(self) -> list[LoopState]:
         """Every readable active loop of the project, oldest first; unreadable ones are
-        moved aside like everywhere else."""
+        moved aside (and logged) like everywhere else, and a loop the history holds as ended
+        is not active, even when its file could not be removed."""
         loops: list[LoopState] = []
         if not self.paths.loops.is_dir():
             return loops
@@ -178,10 +179,13 @@ class LoopStore:
                 self.log(f"moved {shown_name(path.name)} out of {self.paths.loops} to "
                          f"{shown_name(str(moved))}: not a session's loop file")
                 continue
-            with contextlib.suppress(CorruptStateError):
+            try:
                 state = self._load_file(path, path.stem)
-                if state is not None:
-                    loops.append(state)
+            except CorruptStateError as err:
+                self.log(str(err))  # moved aside, and nobody else would say so
+                continue
+            if state is not None and not self._archived_since(state):  # see `load`
+                loops.append(state)
         return sorted(loops, key=lambda loop: loop.started_at)
 
     def history(self) -> list[LoopState]:

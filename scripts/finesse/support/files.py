@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -23,6 +24,8 @@ from typing import BinaryIO
 from finesse.errors import UsageError
 
 MAX_TEXT_BYTES = 1024 * 1024
+# A lone surrogate that is not an undecodable byte of a file name (U+DC80 to U+DCFF).
+_OTHER_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 class FileProblem(UsageError):
@@ -142,10 +145,8 @@ def storable(text: str) -> bytes:
     any other lone surrogate as U+FFFD. Never fails."""
     try:
         return text.encode("utf-8", errors="surrogateescape")
-    except UnicodeEncodeError:
-        kept = "".join("\ufffd" if "\ud800" <= char <= "\udfff" and not "\udc80" <= char <= "\udcff"
-                       else char for char in text)
-        return kept.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:  # ("replace" would give "?", and for the name bytes too)
+        return _OTHER_SURROGATE.sub("\ufffd", text).encode("utf-8", errors="surrogateescape")
 
 
 def write_atomic(path: Path, text: str) -> None:

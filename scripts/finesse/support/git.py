@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from finesse.errors import FinesseError
 from finesse.support.files import open_regular
-from finesse.support.layout import OWN_DIR
+from finesse.support.layout import LOOPS_DIR, OWN_DIR
 
 if TYPE_CHECKING:
     import git as gitpython
@@ -153,6 +153,18 @@ def tree_fingerprint(root: Path) -> str | None:
             continue
         digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
     return digest.hexdigest()[:24]
+
+
+def projects_below(root: Path) -> list[Path]:
+    """Projects inside `root`'s work tree below `root` (a monorepo's packages) holding loop
+    files (`LOOPS_DIR/*.json`), whether git ignores them or not; [] outside git."""
+    done = Git(root).run("ls-files", "-z", "--others", "--", f":(glob)**/{LOOPS_DIR}/*.json",
+                         OWN_EXCLUDE)
+    if done.code != 0:
+        return []
+    marker = f"/{LOOPS_DIR}/"
+    return sorted({root / ("/" + name).rsplit(marker, 1)[0].lstrip("/")
+                   for name in split_names(done.out)})
 
 
 def changed_files(root: Path, since: str | None) -> list[str]:

@@ -20,6 +20,9 @@ LOOPS_DIR = OWN_DIR + "/loops"
 # hooks do nothing there, so an iteration's session never starts, ends or drives a loop itself
 # (its loop is the run's, driven from outside).
 HEADLESS_CHILD = "FINESSE_HEADLESS_CHILD"
+# One empty file per judge-mode loop, named by its session id: the PreToolUse and subagent
+# hooks, which fire on every tool call, look here before anything else.
+JUDGE_DIR = OWN_DIR + "/judge"
 
 
 def project_root(env: object, cwd: str) -> str:
@@ -40,5 +43,13 @@ def loop_file_names(root: str) -> list[str]:
     """The names in the project's active-loops folder; [] when there is none."""
     try:
         return os.listdir(os.path.join(root, LOOPS_DIR))
+    except OSError:
+        return []
+
+
+def judge_marker_names(root: str) -> list[str]:
+    """The names in the project's judge-mode marker folder; [] when there is none."""
+    try:
+        return os.listdir(os.path.join(root, JUDGE_DIR))
     except OSError:
         return []

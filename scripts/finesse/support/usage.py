@@ -61,6 +61,7 @@ class Increment:
     tool_calls: int = 0
     by_model: dict[str, Tokens] = field(default_factory=dict)
     partial: bool = False  # more was written than read (see WINDOW)
+    last_text: str | None = None  # the last text block of the assistant lines read
 
 
 def _count(value: object) -> int:
@@ -82,9 +83,11 @@ def start_cursor(path: Path) -> Cursor | None:
     return Cursor(info.st_size, _identity(info))
 
 
-def read_increment(path: Path, cursor: Cursor | None) -> Increment | None:
+def read_increment(path: Path, cursor: Cursor | None, *,
+                   sidechains: bool = False) -> Increment | None:
     """The tool calls and usage written since `cursor` (None: since a safe point near the
-    end); None when the transcript cannot be read."""
+    end); None when the transcript cannot be read. A subagent's own transcript marks every
+    line `isSidechain`: read it with `sidechains=True`."""
     handle = open_regular(path)
     if handle is None:
         return None
@@ -112,18 +115,19 @@ def read_increment(path: Path, cursor: Cursor | None) -> Increment | None:
         lines = lines[1:]  # started mid-file at a safe point: the first line may be cut
     for raw in lines:
         if b'"assistant"' in raw:
-            _take(raw, increment, seen, known)
+            _take(raw, increment, seen, known, sidechains)
     assert increment.cursor is not None
     increment.cursor = Cursor(increment.cursor.offset, identity, tuple(seen[-RECENT_IDS:]))
     return increment
 
 
-def _take(raw: bytes, increment: Increment, seen: list[str], known: set[str]) -> None:
+def _take(raw: bytes, increment: Increment, seen: list[str], known: set[str],
+          sidechains: bool = False) -> None:
     try:
         entry = json.loads(raw)
     except (ValueError, RecursionError):
         return
-    if not isinstance(entry, dict) or entry.get("isSidechain"):
+    if not isinstance(entry, dict) or (entry.get("isSidechain") and not sidechains):
         return
     message = entry.get("message")
     if not isinstance(message, dict):
@@ -132,8 +136,12 @@ def _take(raw: bytes, increment: Increment, seen: list[str], known: set[str]) ->
     if entry.get("type") != "assistant":
         return
     if isinstance(content, list):
-        increment.tool_calls += sum(1 for block in content
-                                    if isinstance(block, dict) and block.get("type") == "tool_use")
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                increment.tool_calls += 1
+            elif (isinstance(block, dict) and block.get("type") == "text"
+                  and isinstance(block.get("text"), str)):
+                increment.last_text = block["text"]
     message_id = message.get("id")
     usage = message.get("usage")
     if not isinstance(message_id, str) or not isinstance(usage, dict) or message_id in known:

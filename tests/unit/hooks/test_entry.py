@@ -4,6 +4,7 @@ alone, and the old python3 it refuses in one line."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -298,6 +299,47 @@ def test_goal_typed_with_a_loop_ends_the_loop(git_repo: Path) -> None:
         "/goal). Start it again after `/goal clear`.")}
     assert (ended.outcome, ended.ended_by) == ("cancelled", "/goal")
     assert not loop_file.exists()
+
+# --- judge mode's hooks through the launcher ----------------------------------------------------
+
+
+def test_pre_tool_use_without_a_judge_loop_imports_nothing(git_repo: Path) -> None:
+    env = hook_env(git_repo)
+    raw = json.dumps({"session_id": SESSION, "tool_name": "Write",
+                      "tool_input": {"file_path": "x"}}).encode()
+    for event in ("pre-tool-use", "subagent-start", "subagent-stop"):
+        done = subprocess.run([sys.executable, "-S", "-X", "importtime", str(LAUNCHER), event],
+                              input=raw, capture_output=True, env=env, cwd=git_repo, timeout=60)
+        imported = {line.rsplit("|", 1)[-1].strip() for line in
+                    done.stderr.decode().splitlines() if line.startswith("import time:")}
+        assert (done.returncode, done.stdout) == (0, b"")
+        assert {"json", "finesse.hooks.pre_tool_use", "finesse.hooks.subagent"} & imported == set()
+
+
+def test_judge_mode_through_the_launcher(git_repo: Path) -> None:
+    env = hook_env(git_repo)
+    started = run_launcher(PROMPT_SUBMIT, prompt_input(
+        '/ralph-loop "Write ok" --judge --criteria "ok.txt exists" --verify "test -f ok.txt"'),
+        env, git_repo)
+    assert started.output()["hookSpecificOutput"]["additionalContext"].startswith(  # type: ignore[index]
+        "A Ralph loop in judge mode is running")
+    write_call = json.dumps({"session_id": SESSION, "tool_name": "Write",
+                             "tool_input": {"file_path": "ok.txt"}}).encode()
+    denied = run_launcher("pre-tool-use", write_call, env, git_repo)
+    assert denied.output() == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "judge mode: the orchestrator does not do the work: "
+        'delegate this to the ralph-worker subagent (the Agent tool, subagent_type '
+        '"finesse:ralph-worker")'}}
+    worker = {"session_id": SESSION, "agent_id": "w1", "agent_type": "finesse:ralph-worker"}
+    brief = run_launcher("subagent-start", json.dumps(worker).encode(), env, git_repo)
+    assert brief.output()["hookSpecificOutput"]["hookEventName"] == "SubagentStart"  # type: ignore[index]
+    stopped = run_launcher("subagent-stop", json.dumps(
+        {**worker, "last_assistant_message": '{"summary": "x"}'}).encode(), env, git_repo)
+    assert (stopped.code, stopped.stderr) == (0, "")
+    assert stopped.output()["reason"].startswith(  # type: ignore[index]
+        "Your final message does not hold the worker JSON the loop needs: changes: Field "
+        "required;")
 
 
 def test_an_iteration_of_a_headless_run_has_hooks_that_do_nothing(

@@ -518,3 +518,55 @@ def test_the_deadline_ends_the_loop_and_resume_opens_a_fresh_window(
         3, 5, T0 + timedelta(minutes=3 + 5)
     )
     assert session.stop("Going on.")["hookSpecificOutput"]  # type: ignore[index]
+
+
+# --- a transcript that lags behind the Stop input ------------------------------------------------
+
+
+def _reply_line(reply: str, message_id: str, tokens: int) -> dict[str, Any]:
+    return {"type": "assistant", "message": {
+        "id": message_id, "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": reply}],
+        "usage": {"input_tokens": tokens, "output_tokens": 0,
+                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}
+
+
+def test_a_reply_written_after_the_hook_started_is_this_iterations_usage(
+        session: Session, store: LoopStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Claude Code may run the Stop hook before it writes the reply's lines: the hook waits a
+    # little for them, so their usage is this iteration's, not the next one's.
+    session.submit("/ralph-loop go --quiesce-after 5")
+    late = _reply_line("working on it", "msg_late", 1234)
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 2:  # the reply's lines land while the hook waits
+            session._write(late)
+
+    monkeypatch.setattr(stop, "_sleep", sleep)
+    stop_hook(session.root, stop_input("working on it", SESSION, str(session.root),
+                                       str(session.transcript)))
+    state = active(session.root)
+    assert [usage.input for usage in state.iterations[-1].usage] == [1234]
+    assert len(waits) == 2
+    # Caught up at once: no wait at all.
+    waits.clear()
+    session._write(_reply_line("still working", "msg_2", 10))
+    stop_hook(session.root, stop_input("still working", SESSION, str(session.root),
+                                       str(session.transcript)))
+    assert waits == []
+    assert [usage.input for usage in active(session.root).iterations[-1].usage] == [10]
+
+
+def test_a_transcript_that_never_catches_up_is_waited_for_a_second_at_most(
+        session: Session, store: LoopStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    session.submit("/ralph-loop go --quiesce-after 5")
+    clock = iter(range(1000))
+    monkeypatch.setattr(stop, "_monotonic", lambda: next(clock) * 0.05)
+    monkeypatch.setattr(stop, "_sleep", lambda seconds: None)
+    output = stop_hook(session.root, stop_input("never written", SESSION, str(session.root),
+                                                str(session.transcript)))
+    assert output is not None  # the loop goes on; the usage comes with the next stop
+    assert active(session.root).iterations[-1].usage == []
+    assert next(clock) <= 25  # about TRANSCRIPT_LAG_SECONDS / 0.05 reads, then it went on

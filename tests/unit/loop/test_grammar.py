@@ -516,3 +516,39 @@ def test_blind_argument_cases(case: dict[str, Any]) -> None:
             split_words(case["input"])
     else:
         assert split_words(case["input"]) == case["expected"], case["why"]
+
+
+# --- judge mode: --judge, --criteria, --protect ---------------------------------------------------
+
+
+def test_judge_mode_defaults_to_100_attempts_without_a_warning(tmp_path: Path) -> None:
+    request = parse('go --judge --criteria "it works" --verify "pytest -q"', tmp_path)
+    assert (request.judge, request.criteria, request.verify, request.max_iterations,
+            request.protect) == (True, ["it works"], ["pytest -q"], 100, [])
+    assert request.warnings == []
+    chosen = parse('go --judge --criteria a --verify x --max-iterations 120', tmp_path)
+    assert chosen.max_iterations == 120 and chosen.warnings != []
+
+
+def test_judge_mode_cap_zero_refused_as_everywhere() -> None:
+    assert refusal('go --judge --criteria a --verify x --max-iterations 0') == (
+        "--max-iterations must be from 1 to 1000, not 0: a loop always has a cap; for example "
+        "--max-iterations 8")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ('go --criteria "it works"', "--criteria is for judge mode: add --judge, or drop it"),
+    ("go --protect src", "--protect is for judge mode: add --judge, or drop it"),
+    ('go --judge --criteria ""', '--criteria is empty: give it a value, e.g. --criteria '
+                                 '"GET /reports/1.csv returns 200"'),
+    ('go --judge --protect " "', "--protect is empty: give it a value, e.g. --protect "
+                                 "src/billing/"),
+    ('go --judge --criteria a --gate "pytest -q"',
+     "--judge and --gate do not mix: the judge decides, not the gate; drop one"),
+])
+def test_judge_mode_arguments_refused(args: str, message: str) -> None:
+    assert refusal(args) == message
+
+
+def test_usage_names_the_judge_flags() -> None:
+    assert "[--judge --criteria TEXT --protect PATH]" in LOOP_USAGE

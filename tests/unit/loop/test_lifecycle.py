@@ -17,13 +17,12 @@ from finesse.loop.lifecycle import (
     cancel_loop,
     end_facts,
     finish,
-    latest_resumable,
-    resume_loop,
     start_loop,
 )
 from finesse.loop.notebook import record_iteration
 from finesse.loop.report import EndFacts, render_report
 from finesse.loop.request import StartRequest
+from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.loop.status import describe, start_context
 from finesse.models import IterationRecord, LoopState, ModelUsage, ResumeRecord, replace
 from finesse.state.store import LoopStore

@@ -343,3 +343,50 @@ def test_budget_refusals(tmp_path: Path, args: str, message: str) -> None:
     with pytest.raises(UsageError) as refused:
         start_request(args, tmp_path)
     assert str(refused.value) == message
+
+
+# --- judge mode ---------------------------------------------------------------------------------
+
+
+def test_judge_mode_refuses_to_start_without_a_criterion(tmp_path: Path) -> None:
+    assert refusal('go --judge --verify "pytest -q"', tmp_path) == (
+        'judge mode needs at least one acceptance criterion: add --criteria "TEXT", or a plan '
+        "(--plan) with items under ## Acceptance Criteria")
+
+
+def test_judge_mode_refuses_to_start_without_a_verifier(tmp_path: Path) -> None:
+    assert refusal('go --judge --criteria "it works"', tmp_path) == (
+        'judge mode needs at least one verifier: add --verify "CMD", or a plan (--plan) with '
+        "commands under ## Verification Commands")
+
+
+def test_judge_mode_takes_criteria_and_verifiers_from_the_plan(project: Path) -> None:
+    write(project, "tasks/todo.md", GATE_PLAN.replace("\n## Gate\n- `make lint`\n- `pytest -q`\n",
+                                                      "").replace(
+        "- feature.txt is there", "- [ ] feature.txt is there\n- [x] it says hello\n"
+                                  "<!-- - a comment is not a criterion -->"))
+    request = parse('--judge --plan tasks/todo.md --criteria "no warnings"', project)
+    assert (request.criteria, request.verify, request.max_iterations) == (
+        ["no warnings", "feature.txt is there", "it says hello"], ["test -f feature.txt"], 100)
+
+
+def test_protect_paths_are_checked_and_normalised(project: Path) -> None:
+    write(project, "src/billing/rates.py", "RATE = 1\n")
+    request = parse('go --judge --criteria a --verify x --protect src/billing/ '
+                    f"--protect {project}/src/billing --protect ./tasks/todo.md", project)
+    assert request.protect == ["src/billing", "tasks/todo.md"]
+
+
+@pytest.mark.parametrize(("path", "message"), [
+    ("src/biling", "--protect src/biling: no such file or folder under {root}; a path that does "
+                   "not exist would protect nothing"),
+    ("../elsewhere", "--protect ../elsewhere is outside the project {root}: protect paths "
+                     "inside it"),
+    (".", "--protect cannot name the whole project: the worker would have nothing it may "
+          "change; name the paths to keep as they are"),
+    (".claude/ralph", "--protect .claude/ralph is the plugin's own folder, which the loop "
+                      "itself writes: protect project paths"),
+])
+def test_protect_paths_refused(project: Path, path: str, message: str) -> None:
+    assert refusal(f"go --judge --criteria a --verify x --protect {path}", project) == (
+        message.format(root=project.resolve()))

@@ -38,3 +38,21 @@ def test_a_cost_budget_says_it_is_estimated(git_repo: Path) -> None:
     notes = start_notes(make_state(git_repo, max_cost=12.5), [], [])
     assert ("--max-cost $12.50: costs are estimated from token prices, not billed amounts"
             in notes)
+
+
+def test_status_shows_the_spend_and_the_budgets(git_repo: Path) -> None:
+    from finesse.loop.status import describe
+    from finesse.models import IterationRecord, ModelUsage
+    from tests.helpers.states import T0, T1
+
+    spent = [IterationRecord(number=n, started_at=T0, ended_at=T1, result="continue",
+                             usage=[ModelUsage("claude-sonnet-4-5", 1000, 500, 500, 9000)],
+                             cost=0.75) for n in (1, 2)]
+    state = make_state(git_repo, iteration=3, iterations=spent, max_tokens=10_000,
+                       max_cost=5.0, stop_at_quota=80)
+    lines = describe(state, T1).splitlines()
+    assert "spend: 4,000 tokens (+18,000 cache reads), $1.50 (estimated)" in lines
+    assert ("budget: 4,000 of 10,000 tokens; $1.50 of $5.00 (estimated); stops at 80% of the "
+            "five-hour or weekly window") in lines
+    plain = describe(make_state(git_repo), T1)
+    assert "spend:" not in plain and "budget:" not in plain

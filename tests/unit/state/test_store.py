@@ -107,6 +107,9 @@ def test_unreadable_file_is_moved_aside(store: LoopStore, content: bytes, where:
          "outcome: expected one of 'success', 'limit', 'cancelled', 'aborted', 'blocked', "
          "'failure', 'quiesced', 'timeout', 'budget', 'quota', 'error', not 'exploded'"),
         ({"surprise": True}, "surprise: unknown field"),
+        ({"max_tokens": -1}, "max_tokens: expected an integer from 0 to 1000000000000"),
+        ({"max_cost": -5.0}, "max_cost: expected an amount from 0 to 1000000"),
+        ({"stop_at_quota": 101}, "stop_at_quota: expected an integer from 0 to 100"),
     ],
 )
 def test_wrong_schema_is_moved_aside(
@@ -199,6 +202,25 @@ def test_active_loops_oldest_first_and_corrupt_moved(git_repo: Path, store: Loop
     )
     assert [name.split(".2026")[0] for name in files_under(store.paths.corrupt)] == [
         "..weird", "broken-session"]
+
+
+def test_active_loops_log_a_corrupt_file_and_pass_over_an_ended_one(
+        git_repo: Path, store: LoopStore) -> None:
+    ended = make_state(git_repo)
+    store.save(ended)
+    store.paths.history.mkdir(parents=True)
+    # Archived as ended, while its active file could not be removed (a read-only folder).
+    (store.paths.history / f"{ended.loop_id}.json").write_text(
+        replace(ended, outcome="cancelled", ended_at=T1).to_json())
+    (store.paths.loops / f"{OTHER_SESSION}.json").write_text("[" * 100_000)
+    assert store.active_loops() == []
+    [moved] = files_under(store.paths.corrupt)
+    [line] = store.paths.log.read_text().splitlines()
+    assert line.split(" ", 1)[1] == (
+        f"the loop state {OTHER_SESSION}.json was unreadable (the file: nested too deeply to "
+        f"be a loop state); it was moved to {store.paths.corrupt / moved} and the loop has "
+        "stopped")
+    assert files_under(store.paths.loops) == [f"{SESSION}.json"]
 
 
 def test_log_appends_one_line_per_call(store: LoopStore) -> None:

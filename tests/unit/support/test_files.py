@@ -80,3 +80,11 @@ def test_names_of_any_bytes_are_shown_on_one_line_and_stored() -> None:
     assert storable(latin) == b"caf\xe9.txt"
     assert storable("lone \ud800") == "lone \ufffd".encode()
     assert storable(latin + "\udfff") == "caf\xe9.txt".encode("latin-1") + "\ufffd".encode()
+
+def test_storable_keeps_name_bytes_and_replaces_other_lone_surrogates(tmp_path: Path) -> None:
+    # An undecodable file name's bytes stay as they were; a lone surrogate from JSON is
+    # U+FFFD (it was "?", and the name bytes beside it became "?" too).
+    assert storable("caf\udce9 \ud800 \udfff ok") == b"caf\xe9 \xef\xbf\xbd \xef\xbf\xbd ok"
+    assert storable("caf\udce9") == b"caf\xe9"
+    write_atomic(tmp_path / "x.md", "fix \ud800 it")
+    assert (tmp_path / "x.md").read_text(encoding="utf-8") == "fix \ufffd it"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from finesse.support.git import changed_files, head, tree_fingerprint
-from tests.helpers.repo import git
+from finesse.support.git import changed_files, head, projects_below, tree_fingerprint
+from tests.helpers.repo import git, write
 
 
 def touch_later(path: Path, seconds: int = 10) -> None:
@@ -165,3 +165,20 @@ def test_changed_files_with_an_unknown_baseline(git_repo: Path) -> None:
     (git_repo / "new.txt").write_text("new\n")
     # A baseline that no longer exists (history rewritten) still lists the new files.
     assert changed_files(git_repo, "0" * 40) == ["new.txt"]
+
+
+def test_projects_below_are_those_holding_loop_files(git_repo: Path) -> None:
+    write(git_repo, ".gitignore", "ignored/\n")
+    for project in ("pkg", "deep/er/pkg", "ignored/pkg", "with space"):
+        write(git_repo, f"{project}/.claude/ralph/loops/s.json", "{}\n")
+    write(git_repo, ".claude/ralph/loops/s.json", "{}\n")  # the root's own: not below it
+    write(git_repo, "other/.claude/ralph/history/old.json", "{}\n")  # no loop file
+    write(git_repo, "pkg2/loops/s.json", "{}\n")
+    assert projects_below(git_repo) == [
+        git_repo / name for name in ("deep/er/pkg", "ignored/pkg", "pkg", "with space")]
+    assert projects_below(git_repo / "deep") == [git_repo / "deep/er/pkg"]
+
+
+def test_no_projects_below_outside_git(plain_dir: Path) -> None:
+    write(plain_dir, "pkg/.claude/ralph/loops/s.json", "{}\n")
+    assert projects_below(plain_dir) == []

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.criteria import (
     completion_conditions,
+    phase_criteria,
     phase_statements,
     phase_verified,
 )
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.done import zero_ambiguity as withholds_done
+from finesse.authoring.prompt_check.limits import iteration_limit as capped
 from finesse.authoring.prompt_check.quality import NAMES_THE_WORK, checkable, vague_word
 from finesse.authoring.prompt_check.scope import find_scope
 from finesse.authoring.prompt_check.structure import Prompt
@@ -32,18 +34,13 @@ from finesse.authoring.prompt_check.vocabulary import (
     GUARDRAIL,
     HONESTY_TALK,
     ITERATING,
-    LIMITS,
     PROMISE_TALK,
     REPEATED,
     STOP,
     TROUBLE,
     WHEN_STUCK,
-    number_value,
-    without_emphasis,
 )
 from finesse.signals import collapse_whitespace
-
-MAX_ITERATIONS = 25
 
 
 @dataclass(frozen=True)
@@ -70,13 +67,15 @@ def _fail(line: Line | None, fix: str) -> Verdict:
 
 def binary_completion_criteria(prompt: Prompt) -> Verdict:
     """Every criterion is a result a command shows. A phase whose Verify line names a
-    command is checked by it, whatever its criteria say; the completion condition, the
+    command is checked by it, whatever its criteria say (a criteria list inside it too:
+    `phase_criteria`); the completion condition, the
     completion list and the phases no command checks must not judge quality ("clean",
     "properly structured", "good"); each listed criterion must name a command or a result
     ("exits 0", "All tests pass", "Coverage > 80%", "returns 200"), and the completion
     condition must too, or point at the work that does ("when ALL phases are complete")."""
     conditions = completion_conditions(prompt)
-    items = [(item.text, item.first) for item in prompt.criteria]
+    checked = phase_criteria(prompt)
+    items = [(item.text, item.first) for item in prompt.criteria if id(item) not in checked]
     for text, line in [*conditions, *items]:
         word = vague_word(text, prompt.command_names)
         if word:
@@ -213,28 +212,9 @@ def cold_start(prompt: Prompt) -> Verdict:
 
 
 def iteration_limit(prompt: Prompt) -> Verdict:
-    """A cap on the loop, stated in the prompt: "Max iterations: 12", "--max-iterations 12",
-    "If unable to make progress after 10 iterations, ... <promise>BLOCKED</promise>". Every
-    number stated that way is at most 25."""
-    doc = prompt.doc
-    found: dict[int, tuple[int, Line]] = {}
-    texts = [(line.text, line) for line in doc.lines]
-    texts += [(sentence.text, sentence.line_at()) for sentence in doc.sentences()]
-    for text, line in texts:
-        plain = without_emphasis(text)
-        for pattern in LIMITS:
-            for match in pattern.finditer(plain):
-                value = number_value(match.group(1))
-                found.setdefault(line.number * 1000 + value, (value, line))
-    if not found:
-        return _fail(None, f"state a conservative cap, e.g. 'Max iterations: 12' "
-                           f"(at most {MAX_ITERATIONS})")
-    ordered = [found[key] for key in sorted(found)]
-    for value, line in ordered:
-        if not 1 <= value <= MAX_ITERATIONS:
-            return _fail(line, f"set the iteration limit to at most {MAX_ITERATIONS}, "
-                               f"not {value}")
-    return _ok(ordered[0][1])
+    """A cap on the loop of at most 25 iterations: `finesse.authoring.prompt_check.limits`."""
+    passed, line, fix = capped(prompt)
+    return _ok(line) if passed else _fail(line, fix)
 
 
 def zero_ambiguity(prompt: Prompt) -> Verdict:

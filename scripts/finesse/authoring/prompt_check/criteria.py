@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from finesse.authoring.prompt_check.document import Line
+from finesse.authoring.prompt_check.document import Block, Line
 from finesse.authoring.prompt_check.done import NEGATED_CLAIM
 from finesse.authoring.prompt_check.phase_model import Phase
 from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
@@ -16,12 +16,17 @@ from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     COMMAND_ARROW,
     NEGATED_EMIT,
+    PROMISE_TAG,
     SUBAGENT_NOTE,
     THEN,
     VERIFY,
     looks_like_command,
 )
 
+# A criterion under a phase: a list item or an outline-numbered line ("1.3.1 ...").
+_CRITERION_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+\S")
+# A phase line that goes on after its name: "**Step 1 — Verify.** `x` should check ...".
+_SENTENCE_THEN_MORE = re.compile(r"[.!?][*_]*\s+\S")
 _DONE_LABEL = re.compile(
     r"^[\s*_]*(?:done|complete|completion|finished|finish|success|signal)[\s*_:]*$", re.I)
 
@@ -94,6 +99,25 @@ def phase_verified(phase: Phase, names: frozenset[str] = frozenset()) -> bool:
     return False
 
 
+def phase_criteria(prompt: Prompt) -> set[int]:
+    """The ids of the criteria items that sit inside a phase a command checks ("phase_1:
+    ... criteria: - ... verify: `cmd`"): that phase's command checks them, whatever they
+    say. Not the items a completion signal introduces ("Output <promise>X</promise> when
+    ALL of the following are true:"), even under the last phase's heading."""
+    inside = {line.number for phase in prompt.phases.found
+              if phase_verified(phase, prompt.command_names) for line in phase.region}
+    found: set[int] = set()
+    intro: Block | None = None
+    criteria = {id(item) for item in prompt.criteria}
+    for block in prompt.doc.blocks:
+        if block.kind != "item":
+            intro = block
+        elif (id(block) in criteria and block.first.number in inside
+              and not (intro is not None and PROMISE_TAG.search(intro.text))):
+            found.add(id(block))
+    return found
+
+
 def _phase_sentences(phase: Phase) -> list[tuple[str, Line]]:
     if phase.told:
         return [(phase.told, phase.line)]
@@ -101,11 +125,18 @@ def _phase_sentences(phase: Phase) -> list[tuple[str, Line]]:
 
 
 def phase_statements(phase: Phase) -> list[tuple[str, Line]]:
-    """A phase's statements: its text up to a Verify label, without subagent notes."""
+    """A phase's statements: its text up to a Verify label, without subagent notes. A phase
+    whose line only names it, over a list of its criteria ("Phase 3: Polish for release"
+    over "- All tests pass"), is its criteria: the name is the deliverable (the seed's
+    template puts "Phase 1: [specific deliverable]" over "- [verifiable criterion]")."""
     statements = []
     for text, line in _phase_sentences(phase):
         label = VERIFY.search(text)
         text = text[: label.start()] if label else text
         if text.strip() and not SUBAGENT_NOTE.search(text):
             statements.append((text, line))
+    if (not phase.told and len(statements) > 1 and statements[0][1] == phase.line
+            and not _SENTENCE_THEN_MORE.search(phase.line.text.strip())
+            and any(_CRITERION_LINE.match(text) for text, _ in statements[1:])):
+        return statements[1:]
     return statements

@@ -27,7 +27,8 @@ _NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
 
 
 def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
-    """"Phase 1 / Phase 2" (or Step, Stage, Milestone, Part) lines; else milestones named by
+    """"Phase 1 / Phase 2" (or Step, Stage, Milestone, Part) lines, also after an outline
+    number ("1.2 Phase 2 — ...") or as YAML keys ("phase_2_stats:"); else milestones named by
     a letter and a number ("M1", "M2"); else a numbered list (or numbered sub-headings) under
     a heading or label about phases, steps, a plan, requirements, tasks or order (and not the
     criteria); else a table of phases (`phase_tables`); else a numbered list under no such

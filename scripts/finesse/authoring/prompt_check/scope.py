@@ -7,7 +7,9 @@ clause says so ("out of scope", "leave ... alone", "do not touch", "read-only") 
 sits under a heading that says so, or when a clause points back at it ("`plugins/` is
 shared with other teams; leave it alone"); every other path the prompt names is one that
 matters. Limiting the work to the paths named ("Only modify files in `src/`") puts every
-other path out of scope.
+other path out of scope. In a prompt written as YAML-style keys, each key opens a clause of
+its own and says which side its paths are on ("scope_in: src/", "scope_out: vendor/",
+"files_off_limits: public/").
 """
 
 from __future__ import annotations
@@ -31,10 +33,17 @@ _BARE_PATH = re.compile(
     rf"(?<![\w/.*`-])[\w*-]+\.(?:{_EXTENSIONS})\b",
     _I,
 )
-_CLAUSE_BREAK = re.compile(r";\s+|\s+—\s+")
+# A YAML-style key ("scope_out: ...", "files_off_limits: ...") starts a clause of its own;
+# its words are read as words ("files off limits").
+_SNAKE_KEY = r"[a-z][a-z\d]*(?:_[a-z\d]+)+:(?=\s)"
+_CLAUSE_BREAK = re.compile(rf";\s+|\s+—\s+|\s+(?={_SNAKE_KEY})", _I)
+_KEY_AT_START = re.compile(rf"^\s*{_SNAKE_KEY}", _I)
 _OUT = re.compile(
-    r"\bout[- ]of[- ]scope\b|\bnot\s+in\s+scope\b|\boff[- ]limits\b|\bread[- ]only\b|"
-    r"\bhands\s+off\b|\bleave\b.{0,80}?\b(?:alone|untouched|as[- ]is)\b|"
+    r"\bout[- ]of[- ]scope\b|\bnot\s+in\s+scope\b|\bscope\s+out\s*:|\boff[- ]limits\b|"
+    r"\bread[- ]only\b|"
+    # "Leave `deploy/` alone", "leave those two exactly as they are", "keep X unchanged".
+    r"\bhands\s+off\b|\b(?:leave|keep)\b.{0,80}?\b(?:alone|untouched|unchanged|intact|"
+    r"as[- ]is|as\s+(?:it|they)\s+(?:is|are|was|were|stands?))\b|"
     r"\b(?:not|never|don['\u2019]?t|mustn['\u2019]?t)\b[^.;:]{0,25}?\b(?:touch|chang|modif|edit|updat|delet|"
     r"remov|renam|rewrit|reformat|push|commit)\w*|"
     r"\bstays?\s+as\s+(?:it|they)\s+(?:is|are)\b|\bstays?\s+(?:unchanged|untouched|the\s+same)\b|"
@@ -55,7 +64,7 @@ _RESTRICTED = re.compile(
 # "... are shared with other teams; leave them alone": the paths of the clause before.
 _POINTS_BACK = re.compile(r"\b(?:them|it|those|these|they)\b", _I)
 _IN = re.compile(
-    r"\bin[- ]scope\b|\bonly\s+(?:touch|edit|change|modify|work|write)|"
+    r"\bin[- ]scope\b|\bscope\s+in\s*:|\bonly\s+(?:touch|edit|change|modify|work|write)|"
     r"\b(?:touch|edit|change|modify|work|write)\w*\s+only\b|\bwork(?:ing)?\s+(?:only\s+)?in\b|"
     r"\byou\s+may\s+(?:edit|change|touch|modify|write)|\brelevant\b|\bmatters?\b|\bfocus\s+on\b",
     _I,
@@ -87,14 +96,15 @@ def find_scope(doc: Document) -> Scope:
                 offset = sentence.text.find(clause, position)
                 position = offset + len(clause)
                 line = sentence.line_at(offset)
-                said_out = bool(_OUT.search(clause)) and not _IN.search(clause)
+                words = _KEY_AT_START.sub(lambda key: key.group(0).replace("_", " "), clause)
+                said_out = bool(_OUT.search(words)) and not _IN.search(words)
                 paths = [(path, line) for path in paths_in(clause)]
-                if said_out and not paths and _EVERYTHING_ELSE.search(clause):
+                if said_out and not paths and _EVERYTHING_ELSE.search(words):
                     rest_is_out = rest_is_out or line
-                if said_out and not paths and before and _POINTS_BACK.search(clause):
+                if said_out and not paths and before and _POINTS_BACK.search(words):
                     in_scope[:] = [found for found in in_scope if found not in before]
                     out_of_scope += before
-                if paths and not said_out and not under_out and _RESTRICTED.search(clause):
+                if paths and not said_out and not under_out and _RESTRICTED.search(words):
                     rest_is_out = rest_is_out or line
                 target = out_of_scope if (said_out or under_out) else in_scope
                 target += paths

@@ -39,8 +39,11 @@ EMIT = re.compile(rf"\b{_EMIT}\b", _I)
 # "Do not stop or claim you are done": a negation governs an emit verb up to three words on.
 NEGATED_EMIT = re.compile(rf"\b{_NEGATION}\s+(?:[\w-]+\s+){{0,3}}?{_EMIT}\b", _I)
 # "Done = all true → output <promise>X</promise>": an arrow reads as "then".
+# "At that point output ..." points at the condition the sentence before states.
+_AT_THAT_POINT = r"at\s+(?:that|this)\s+(?:point|stage|moment)"
 CONDITION = re.compile(
-    r"\b(?:when|whenever|once|after|if|as\s+soon\s+as|upon|then)\b|→|=>|->", _I)
+    rf"\b(?:when|whenever|once|after|if|as\s+soon\s+as|upon|then|{_AT_THAT_POINT})\b|→|=>|->",
+    _I)
 
 # Commands, and results that only a command can produce.
 # "make" and "find" are English words too: "make sure it works" and "find out" name none.
@@ -73,7 +76,9 @@ CRITERIA_INTRO = re.compile(
     _I,
 )
 ARROW = re.compile(r"→|=>|->")
-THEN = re.compile(r"^[*_]*then\b", _I)
+# "Then output ...", "Only then output ...", "At that point output ...": the sentence
+# before holds the condition.
+THEN = re.compile(rf"^[*_]*(?:(?:and\s+)?only\s+)?(?:then|{_AT_THAT_POINT})\b", _I)
 SUBAGENT_NOTE = re.compile(r"\[subagent\s+opportunity\]", _I)
 
 # 3 failure-instructions: "the same error three times", "3+ attempts", "twice in a row".
@@ -113,9 +118,10 @@ STOP = re.compile(r"\b(?:stop|halt|give\s+up|end\s+the\s+loop)\b", _I)
 
 # 4 ordered-phases
 _ORDINAL = rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|(?-i:[A-H])(?=\W)"
+# After an outline number ("1.2 Phase 2 — ..."); as a YAML key ("phase_2_stats:").
 PHASE_MARKER = re.compile(
-    r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)])\s+)?(?:\*\*|__)?\s*"
-    rf"(?:phase|stage|step|milestone|part)\s+(?P<number>{_ORDINAL})\b",
+    r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+)?(?:\*\*|__)?\s*"
+    rf"(?:phase|stage|step|milestone|part)(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
     _I,
 )
 # Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...".

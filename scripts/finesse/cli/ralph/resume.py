@@ -10,7 +10,7 @@ import click
 from finesse.cli.ralph.common import project_option, store_for
 from finesse.loop.budgets import parse_budgets
 from finesse.loop.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest
-from finesse.loop.lifecycle import latest_resumable, resume_loop
+from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.models import LoopState, replace
 from finesse.state.paths import is_valid_session_id
 from finesse.state.store import LoopStore, utcnow

@@ -242,3 +242,23 @@ def check_plan(text: str, *, path: str, extra_verify: Sequence[str] = ()) -> lis
     return commands
 
 
+
+
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|[0-9]+[.)])[ \t]+(?:\[[ xX]\][ \t]+)?(.*\S)[ \t]*$")
+
+
+def acceptance_criteria(text: str) -> list[str]:
+    """The items of `## Acceptance Criteria` (judge mode's criteria): each list item, its
+    checkbox dropped; HTML comments and fenced code are not criteria."""
+    section = parse_sections(text).get(ACCEPTANCE_CRITERIA)
+    if section is None:
+        return []
+    found: list[str] = []
+    fences = Fences()
+    for _, line, _ in lines_with_offsets(_without_comments(section.body(text))):
+        if fences.step(line) is not None:
+            continue
+        item = _ITEM.match(line)
+        if item is not None:
+            found.append(item.group(1))
+    return list(dict.fromkeys(found))

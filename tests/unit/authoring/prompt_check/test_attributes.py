@@ -103,6 +103,43 @@ def test_a_vague_phase_is_binary_when_its_verify_line_names_a_command() -> None:
     )
 
 
+KEYED_PHASES = ("phases:\n  phase_1:\n    criteria:\n      - the flag reaches the config object\n"
+                "      - `--verbose` is in the help text\n    verify: pytest -q -k parse\n"
+                "  phase_2:\n    criteria:\n      - debug lines go to stderr\n"
+                "      - nothing is printed without the flag\n    verify: pytest -q\n\n")
+
+
+def test_criteria_inside_a_phase_its_command_checks_are_binary() -> None:
+    text = edit(SIGNAL, "Output <promise>DONE</promise> when ALL phases are complete.\n",
+                edit(PHASES, KEYED_PHASES))
+    assert failing(text) == []
+    unchecked = text.replace("    verify: pytest -q -k parse\n", "")
+    assert result(unchecked, "binary-completion-criteria").evidence == (
+        "line 10: - the flag reaches the config object")
+
+
+def test_the_criteria_a_signal_introduces_under_the_last_phase_are_still_judged() -> None:
+    text = edit(PHASES, "### Phase 1: parse\nVerify: `pytest -q -k parse`\n\n"
+                        "### Phase 2: print\nVerify: `pytest -q`\n\n")
+    assert failing(text) == []
+    vague = edit("- `ruff check .` exits 0", "- the output looks right", text)
+    assert failing(vague) == ["binary-completion-criteria"]
+
+
+def test_a_phase_named_vaguely_over_binary_criteria_is_judged_by_its_criteria() -> None:
+    named = ("Phase 1: Polish the parser\n  - All tests pass\n  - Zero lint warnings\n"
+             "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`\n")
+    text = edit("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n",
+                named)
+    assert failing(text) == []
+    vague = edit("  - Zero lint warnings\n", "  - The parser looks polished\n", text)
+    assert result(vague, "binary-completion-criteria").evidence == (
+        "line 9: - The parser looks polished")
+    alone = edit("  - All tests pass\n  - Zero lint warnings\n", "", text)
+    assert result(alone, "binary-completion-criteria").evidence == (
+        "line 7: Phase 1: Polish the parser")
+
+
 SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
           "- `pytest -q` exits 0\n- `ruff check .` exits 0\n")
 
@@ -119,6 +156,9 @@ SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
     "Output <promise>DONE</promise> only when every acceptance box is ticked.\n",
     "| Name | Command |\n|---|---|\n| tidy | `ruff check .` |\n\n"
     "Output <promise>DONE</promise> when both phases pass and tidy is clean.\n",
+    "Done means both phases' Verify commands exit 0 in the same iteration. Only then output "
+    "<promise>DONE</promise>.\n",
+    "`pytest -q` and `ruff check .` exit 0. And only then output <promise>DONE</promise>.\n",
 ])
 def test_ways_of_pointing_the_signal_at_the_checks(signal: str) -> None:
     assert failing(edit(SIGNAL, signal)) == []
@@ -204,6 +244,15 @@ def test_the_final_messages_content_on_a_condition_is_an_instruction() -> None:
     unconditional = edit(", and only when all of the following are true:", ".\n\nCriteria:",
                          text)
     assert "completion-signal" in failing(unconditional)
+
+
+@pytest.mark.parametrize("pointer", ["At that point", "At this point", "Only at that point"])
+def test_at_that_point_points_the_signal_at_the_sentence_before(pointer: str) -> None:
+    text = edit(SIGNAL, "The task is done when `pytest -q` and `ruff check .` exit 0 in one "
+                        f"run. {pointer} output <promise>DONE</promise>.\n")
+    assert failing(text) == []
+    vague = edit("`pytest -q` and `ruff check .` exit 0", "the code is clean", text)
+    assert failing(vague) == ["binary-completion-criteria"]
 
 
 def test_blocked_is_not_a_completion_signal() -> None:
@@ -324,6 +373,14 @@ PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k pars
     "1. `pytest -q -k parse` → all ok.\n2. `pytest -q` → all ok, and step 1 still passes.\n",
     "## Phases\n\n### 1. Parse\nParse the flag. Verify: `pytest -q -k parse`\n\n"
     "### 2. Print\nPrint debug lines. Verify: `pytest -q`\n\n## Rules\n",
+    # Outline numbering before the phase: "1.1 Phase 1 — ...", criteria "1.1.1 ...".
+    "1. Phases (in order)\n\n1.1 Phase 1 — Parse\n  1.1.1 The flag is parsed.\n"
+    "  1.1.2 Verify: `pytest -q -k parse`\n\n1.2 Phase 2 — Print\n"
+    "  1.2.1 Debug lines are printed.\n  1.2.2 Verify: `pytest -q`\n\n",
+    # Phases as YAML-style keys: "phase_1_parse:".
+    "phases:\n  phase_1_parse:\n    deliverable: the flag is parsed\n"
+    "    verify: pytest -q -k parse\n  phase_2_print:\n    deliverable: debug lines\n"
+    "    verify: pytest -q\n\n",
 ])
 def test_ways_of_writing_ordered_phases(phases: str) -> None:
     # The base prompt's cold start says "check the current state"; the bare numbered list
@@ -532,6 +589,29 @@ def test_paths_only_then_never_paths() -> None:
     assert failing(named) == ["scoped-context"]
 
 
+@pytest.mark.parametrize("leave", [
+    "Leave `vendor/` exactly as it is.", "Please leave `vendor/` as they are.",
+    "`vendor/` is shared, so leave it as it stands.", "Keep `vendor/` unchanged.",
+    "Leave `vendor/` intact.",
+])
+def test_ways_of_leaving_a_path_as_it_is(leave: str) -> None:
+    text = edit("Out of scope: `vendor/`.", leave)
+    assert failing(text) == []
+    assert failing(edit("Out of scope: `vendor/`.", "Look at `vendor/`.")) == ["scoped-context"]
+
+
+@pytest.mark.parametrize(("keys", "out"), [
+    ("scope_in: cli/main.py, tests/test_cli.py\n", "scope_out: vendor/, migrations/"),
+    ("files_in_scope: cli/main.py, tests/\n", "files_off_limits: vendor/, setup.cfg"),
+    ("task: add a flag\nin_scope: cli/\n", "out_of_scope: vendor/\nmax_iterations: 10"),
+])
+def test_scope_given_as_yaml_style_keys(keys: str, out: str) -> None:
+    text = edit("In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.",
+                keys + out)
+    assert failing(text) == []
+    assert failing(edit(out, "", text)) == ["scoped-context"]
+
+
 def test_paths_under_an_out_of_scope_heading_are_out_of_scope() -> None:
     text = edit("Out of scope: `vendor/`.", "\n\n## Do not touch\n- vendor/\n- migrations/")
     assert failing(text) == []
@@ -579,6 +659,34 @@ def test_a_plain_title_line_and_front_matter_come_before_the_cold_start() -> Non
 ])
 def test_conservative_limits_pass(limit: str) -> None:
     assert failing(edit("Max iterations: 10", limit)) == []
+
+
+@pytest.mark.parametrize("unlimited", [
+    "There's no iteration cap on this one, so take as many passes as you need.",
+    "There is no fixed iteration budget for this task.",
+    "Keep looping for as long as it takes.",
+    "Take as many iterations as you need.",
+    "There is no limit on the number of iterations.",
+])
+def test_saying_there_is_no_cap_fails_whatever_else_is_stated(unlimited: str) -> None:
+    stuck = edit("Max iterations: 10", "If unable to make progress after 3 iterations, output "
+                                       "<promise>BLOCKED</promise>.")
+    assert failing(stuck) == []
+    text = edit("Do not add dependencies.", f"Do not add dependencies. {unlimited}", stuck)
+    verdict = result(text, "iteration-limit")
+    assert (verdict.passed, verdict.evidence) == (False, f"line 12: Do not add dependencies. "
+                                                         f"{unlimited}")
+    assert verdict.fix.startswith("remove '")
+    assert failing(text) == ["iteration-limit"]
+
+
+@pytest.mark.parametrize("capped", [
+    "No more than 12 iterations.", "Take as many notes as you need.",
+    "No iteration may add a dependency.",
+    "Take as many passes as you need within the 12-iteration cap.",
+])
+def test_words_that_do_not_lift_the_cap(capped: str) -> None:
+    assert failing(edit("Do not add dependencies.", f"Do not add dependencies. {capped}")) == []
 
 
 @pytest.mark.parametrize(("limit", "value"), [

@@ -9,6 +9,10 @@
 - `corpus_blind2/`: 30 prompts written the same way by a second writer, after the checker
   had been tuned on `corpus_blind/`; same labels format. corpus_blind2/MEASUREMENTS.md has
   the figure before and after the checker was generalised on it.
+- `corpus_blind3/`: 30 prompts written the same way by a third writer, after the checker
+  had been tuned on the three corpora above; same labels format.
+  corpus_blind3/MEASUREMENTS.md has the figure before and after the checker was generalised
+  on it.
 
 A verdict is right when the checker fails exactly the attributes the label lists; a prompt
 is exact when all ten verdicts are right. Each corpus has a floor: the suite fails when the
@@ -31,6 +35,7 @@ HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"
 BLIND = HERE / "corpus_blind"
 BLIND2 = HERE / "corpus_blind2"
+BLIND3 = HERE / "corpus_blind3"
 KEYS = [attribute.key for attribute in ATTRIBUTES]
 KEY_OF = {attribute.id: attribute.key for attribute in ATTRIBUTES}
 # name -> the keys it lacks
@@ -45,9 +50,12 @@ def numbered_labels(folder: Path) -> dict[str, list[str]]:
 
 BLIND_LABELS = numbered_labels(BLIND)
 BLIND2_LABELS = numbered_labels(BLIND2)
-CORPORA = [(CORPUS, LABELS), (BLIND, BLIND_LABELS), (BLIND2, BLIND2_LABELS)]
+BLIND3_LABELS = numbered_labels(BLIND3)
+CORPORA = [(CORPUS, LABELS), (BLIND, BLIND_LABELS), (BLIND2, BLIND2_LABELS),
+           (BLIND3, BLIND3_LABELS)]
 # The floors: (prompts exact, verdicts right).
-FLOOR = {"corpus": (46, 460), "corpus_blind": (42, 420), "corpus_blind2": (30, 300)}
+FLOOR = {"corpus": (46, 460), "corpus_blind": (42, 420), "corpus_blind2": (30, 300),
+         "corpus_blind3": (30, 300)}
 
 
 def failing_keys(path: Path) -> list[str]:
@@ -75,9 +83,11 @@ def test_labels_cover_every_prompt_and_only_known_keys() -> None:
 
 
 def test_the_corpora_are_big_and_varied_enough() -> None:
-    both = [*LABELS.values(), *BLIND_LABELS.values(), *BLIND2_LABELS.values()]
+    both = [*LABELS.values(), *BLIND_LABELS.values(), *BLIND2_LABELS.values(),
+            *BLIND3_LABELS.values()]
     missing_one = Counter(keys[0] for keys in both if len(keys) == 1)
-    assert (len(LABELS), len(BLIND_LABELS), len(BLIND2_LABELS)) == (46, 42, 30)
+    assert (len(LABELS), len(BLIND_LABELS), len(BLIND2_LABELS), len(BLIND3_LABELS)) == (
+        46, 42, 30, 30)
     assert sum(1 for keys in both if not keys) >= 30
     assert {key: missing_one[key] >= 3 for key in KEYS} == {key: True for key in KEYS}
 
@@ -104,3 +114,10 @@ def test_the_readme_shows_the_second_blind_corpus_floor() -> None:
     rows = re.findall(r"^\| second blind\b.*?now .*?\| (\d+) of 30 \| (\d+) of 300 \|$",
                       readme, re.MULTILINE)
     assert [(int(exact), int(verdicts)) for exact, verdicts in rows] == [FLOOR["corpus_blind2"]]
+
+
+def test_the_readme_shows_the_third_blind_corpus_floor() -> None:
+    readme = (HERE.parents[3] / "README.md").read_text()
+    rows = re.findall(r"^\| third blind\b.*?now .*?\| (\d+) of 30 \| (\d+) of 300 \|$",
+                      readme, re.MULTILINE)
+    assert [(int(exact), int(verdicts)) for exact, verdicts in rows] == [FLOOR["corpus_blind3"]]

@@ -162,6 +162,7 @@ def test_status_json_whole_object(
             "repairing": False,
             "red_streak": 0,
             "empty_iterations": 0,
+            "judge": None,
             "headless": None,
         }],
     }

@@ -19,7 +19,18 @@ from finesse.loop.gate.commits import (
     snapshot,
 )
 from tests.helpers.gate import OWN_ONLY, make_ignored, modify_tracked, own_file
-from tests.helpers.repo import branch, commit_count, git_out, head, status, write
+from tests.helpers.repo import (
+    branch,
+    commit_count,
+    files_in,
+    git_out,
+    head,
+    install_hook,
+    staged,
+    status,
+    status_but,
+    write,
+)
 
 # --- check_can_gate -------------------------------------------------------------------------------
 
@@ -101,6 +112,20 @@ def test_a_root_below_the_top_keeps_its_own_files_out(gate_project: Path) -> Non
         check_can_gate(gate_project, allow_dirty=False)
 
 
+def test_a_monorepo_project_is_clean_whatever_the_rest_of_the_repository_holds(
+    monorepo: Path,
+) -> None:
+    top = monorepo.parent
+    write(top, "other/lib.py", "LIB = 2\n")
+    write(top, "other/staged.py", "STAGED = 1\n")
+    git_out(top, "add", "other/staged.py")
+    write(top, "TOP.txt", "at the top\n")
+    check_can_gate(monorepo, allow_dirty=False)
+    write(monorepo, "scratch.py", "pass\n")
+    with pytest.raises(UsageError, match=r"and scratch\.py has uncommitted changes"):
+        check_can_gate(monorepo, allow_dirty=False)
+
+
 # --- snapshot -------------------------------------------------------------------------------------
 
 
@@ -129,6 +154,31 @@ def test_snapshot_of_a_clean_tree_commits_nothing(gate_project: Path) -> None:
     own_file(gate_project)
     assert snapshot(gate_project, "ralph: snapshot") is None
     assert (head(gate_project), commit_count(gate_project)) == (start, count)
+
+
+def ignore_the_loops_folder(root: Path, ignored: str) -> None:
+    write(root, ".gitignore", f"*.log\nbuild/\n{ignored}\n")
+    git_out(root, "commit", "-q", "-am", "ignore the loop's folder")
+
+
+@pytest.mark.parametrize("ignored", [".claude/", ".claude/ralph/"])
+def test_a_project_that_ignores_the_loops_folder_is_committed(gate_project: Path,
+                                                              ignored: str) -> None:
+    # `git add` given a pathspec that names an ignored folder fails (advice.addIgnoredFile):
+    # the first commit of such a project used to.
+    ignore_the_loops_folder(gate_project, ignored)
+    own_file(gate_project)
+    modify_tracked(gate_project)
+    write(gate_project, "notes.md", "notes\n")
+    sha = snapshot(gate_project, "ralph: snapshot")
+    assert git_out(gate_project, "show", "--name-status", "--format=", str(sha)) == (
+        "A\tnotes.md\nM\tsrc/app.py\n")
+    write(gate_project, "src/feature.py", "F = 1\n")
+    sha = commit_iteration(gate_project, iteration=1, summary="feature", loop_id="l1")
+    assert git_out(gate_project, "show", "--name-status", "--format=", str(sha)) == (
+        "A\tsrc/feature.py\n")
+    assert not [name for name in files_in(gate_project) if name.startswith(".claude")]
+    assert status(gate_project) == ""
 
 
 # --- commit_message -------------------------------------------------------------------------------
@@ -214,6 +264,73 @@ def test_a_root_below_the_top_commits_only_its_own_directory(gate_project: Path)
     assert sha is not None
     assert git_out(gate_project, "show", "--name-status", "--format=", sha) == "A\tsrc/new.py\n"
     assert status(gate_project) == "?? docs/\n?? src/.claude/\n"
+
+
+def test_a_user_s_staged_file_outside_a_monorepo_project_stays_staged(monorepo: Path) -> None:
+    top = monorepo.parent
+    write(top, "other/staged.py", "STAGED = 1\n")
+    git_out(top, "add", "other/staged.py")
+    write(top, "other/lib.py", "LIB = 2\n")
+    write(monorepo, "app.py", "print('v2')\n")
+    sha = commit_iteration(monorepo, iteration=1, summary="v2", loop_id="l1")
+    assert git_out(top, "show", "--name-status", "--format=", str(sha)) == "M\tpkg/app.py\n"
+    assert (staged(top), status_but(top, "pkg")) == (
+        "other/staged.py\n", " M other/lib.py\nA  other/staged.py\n")
+
+
+# --- a failing git hook ---------------------------------------------------------------------------
+
+
+def work_in_progress(root: Path) -> None:
+    write(root, "staged.py", "S = 1\n")
+    git_out(root, "add", "staged.py")
+    modify_tracked(root)
+    write(root, "untracked.py", "U = 1\n")
+
+
+@pytest.mark.parametrize("commit", [
+    lambda root: snapshot(root, "ralph: snapshot"),
+    lambda root: commit_iteration(root, iteration=1, summary="s", loop_id="l1"),
+], ids=["snapshot", "commit_iteration"])
+def test_a_failing_prepare_commit_msg_hook_is_named_and_the_index_left_as_it_was(
+    gate_project: Path, commit: Callable[[Path], str | None],
+) -> None:
+    hook = install_hook(gate_project, "prepare-commit-msg", "echo 'no robots' >&2\nexit 1")
+    work_in_progress(gate_project)
+    before = (head(gate_project), staged(gate_project), status(gate_project))
+    with pytest.raises(GateError) as failed:
+        commit(gate_project)
+    assert str(failed.value) == (
+        f"the repository's prepare-commit-msg hook {hook} rejected the commit (no robots): "
+        "fix the hook, or remove it for this loop; nothing was committed")
+    assert (head(gate_project), staged(gate_project), status(gate_project)) == before
+    assert status(gate_project) == " M src/app.py\nA  staged.py\n?? untracked.py\n"
+
+
+def test_a_silent_failing_hook_in_core_hooks_path_is_named(gate_project: Path) -> None:
+    hook = write(gate_project, "githooks/prepare-commit-msg", "#!/bin/sh\nexit 3\n")
+    hook.chmod(0o755)
+    git_out(gate_project, "add", "githooks")
+    git_out(gate_project, "commit", "-q", "-m", "the project's hooks")
+    git_out(gate_project, "config", "core.hooksPath", "githooks")
+    modify_tracked(gate_project)
+    with pytest.raises(GateError) as failed:
+        commit_iteration(gate_project, iteration=1, summary="s", loop_id="l1")
+    assert str(failed.value) == (
+        f"the repository's prepare-commit-msg hook {gate_project.resolve() / 'githooks'}"
+        "/prepare-commit-msg rejected the commit: fix the hook, or remove it for this loop; "
+        "nothing was committed")
+    assert status(gate_project) == " M src/app.py\n"
+
+
+@pytest.mark.parametrize("name", ["pre-commit", "commit-msg"])
+def test_pre_commit_and_commit_msg_hooks_are_skipped(gate_project: Path, name: str) -> None:
+    install_hook(gate_project, name, "echo 'no' >&2\nexit 1")
+    work_in_progress(gate_project)
+    assert snapshot(gate_project, "ralph: snapshot") == head(gate_project)
+    write(gate_project, "feature.py", "F = 1\n")
+    sha = commit_iteration(gate_project, iteration=1, summary="s", loop_id="l1")
+    assert (sha, status(gate_project)) == (head(gate_project), "")
 
 
 def forget_identity(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,18 @@ import pytest
 from finesse.loop.gate.commits import GateError
 from finesse.loop.gate.revert import RevertResult, revert_to
 from tests.helpers.gate import OWN_ONLY, make_ignored, modify_tracked, own_file
-from tests.helpers.repo import branch, commit_count, files_in, git_out, head, status, write
+from tests.helpers.repo import (
+    add_submodule,
+    branch,
+    commit_count,
+    files_in,
+    git_out,
+    head,
+    staged,
+    status,
+    status_but,
+    write,
+)
 
 BASE_FILES = [".gitignore", "README.md", "src/app.py", "src/util.py"]
 
@@ -91,6 +102,49 @@ def test_revert_leaves_a_nested_repository_in_place(gate_project: Path) -> None:
                                                      removed=("vendor/notes.txt",))
     assert status(gate_project) == "?? vendor/\n"
     assert (gate_project / "vendor/lib/code.py").exists()
+
+
+def test_revert_in_a_monorepo_leaves_the_rest_of_the_repository_alone(monorepo: Path) -> None:
+    top = monorepo.parent
+    start = head(top)
+    # The user's work elsewhere in the repository, done while the iteration ran.
+    write(top, "README.md", "edited by the user\n")
+    write(top, "TOP.txt", "created by the user\n")
+    write(top, "other/lib.py", "LIB = 2\n")
+    (top / "other/mine").mkdir()
+    write(top, "other/mine/new.py", "NEW = 1\n")
+    write(top, "other/staged.py", "STAGED = 1\n")
+    git_out(top, "add", "other/staged.py")
+    outside = status_but(top, "pkg")
+    # The iteration's.
+    write(monorepo, "app.py", "print('broken')\n")
+    write(monorepo, "extra.py", "pass\n")
+    assert revert_to(monorepo, start) == RevertResult(commit=start, restored=("app.py",),
+                                                     removed=("extra.py",))
+    assert (status_but(top, "pkg"), staged(top)) == (outside, "other/staged.py\n")
+    assert outside == (" M README.md\n M other/lib.py\nA  other/staged.py\n?? TOP.txt\n"
+                       "?? other/mine/new.py\n")
+    assert status_but(monorepo, ".claude") == ""
+    assert (top / "other/lib.py").read_text() == "LIB = 2\n"
+
+
+@pytest.mark.parametrize("inside", ["edited", "committed"])
+def test_revert_lists_a_changed_submodule_as_untouched(gate_project: Path, tmp_path: Path,
+                                                        inside: str) -> None:
+    add_submodule(gate_project, tmp_path / "lib-source", "vendor/lib")
+    start = head(gate_project)
+    submodule = gate_project / "vendor/lib"
+    write(submodule, "lib.txt", "lib v2\n")
+    if inside == "committed":
+        git_out(submodule, "commit", "-q", "-am", "the iteration's")
+    inner = (head(submodule), status(submodule))
+    write(gate_project, "README.md", "changed\n")
+    assert revert_to(gate_project, start) == RevertResult(
+        commit=start, restored=("README.md",), removed=(), untouched=("vendor/lib",))
+    # Not reverted inside, and not claimed to be.
+    assert (head(submodule), status(submodule)) == inner
+    assert (submodule / "lib.txt").read_text() == "lib v2\n"
+    assert status(gate_project) == " M vendor/lib\n"
 
 
 def test_revert_after_the_agent_committed_adds_a_commit_on_top(gate_project: Path) -> None:

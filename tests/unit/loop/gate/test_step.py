@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from finesse.loop.grammar import ResumeRequest
-from finesse.loop.lifecycle import latest_resumable, resume_loop
+from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.state.store import utcnow
 from tests.helpers.gate import DONE_FILE, GATE, gate_section, start
 from tests.helpers.hooks import continuation, stop_reply

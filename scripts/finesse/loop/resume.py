@@ -1,0 +1,103 @@
+"""Reopening an ended loop: the latest resumable one of a session or project, and the
+reopened state with its history, counters and raised limits. The caller holds the lock of
+the loop's session."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from finesse.engine import RESUMABLE
+from finesse.errors import UsageError
+from finesse.loop import judge_watch
+from finesse.loop.lifecycle import cursor_fields
+from finesse.loop.neighbours import refuse_beside
+from finesse.models import LoopState, ResumeRecord, replace
+from finesse.spend import over_budget, raised_budgets
+from finesse.state.store import LoopStore
+from finesse.support import git as gitstate
+
+if TYPE_CHECKING:
+    from finesse.loop.grammar import ResumeRequest
+
+
+def latest_resumable(store: LoopStore, session_id: str | None) -> LoopState:
+    """The most recently ended loop of the session (or of the project), if it may resume."""
+    ended = [loop for loop in store.history()
+             if session_id is None or loop.session_id == session_id]
+    if not ended:
+        where = "this session" if session_id else "this project"
+        raise UsageError(f"no ended Ralph loop in {where} to resume; start one with /ralph-loop")
+    latest = max(ended, key=lambda loop: loop.ended_at or loop.updated_at)
+    if latest.outcome not in RESUMABLE:
+        raise UsageError(
+            f"the last loop ({latest.loop_id}) ended in {latest.outcome}, which cannot be "
+            "resumed: start a new one with /ralph-loop"
+        )
+    return latest
+
+
+def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, now: datetime,
+                by: str, transcript: Path | None = None) -> LoopState:
+    """Reopen an ended loop with its history and counters; the caller holds the lock of its
+    session. The cap rises to --max-iterations, or by the loop's own cap when it was used
+    up; a timeout gets a fresh window; a budget that is spent must be raised (refused
+    otherwise: the loop would stop again at once). Gate mode goes on from the branch and
+    commit HEAD is on now: a person may have committed or switched since."""
+    if store.load(previous.session_id) is not None:
+        raise UsageError("a Ralph loop is already running in that session: /cancel-ralph first")
+    refuse_beside(store, previous.session_id, gate=bool(previous.gate))
+    store.clear_request(previous.session_id)  # see start_loop
+    made = previous.iteration
+    cap = previous.max_iterations
+    if request.max_iterations is not None:
+        if request.max_iterations <= made:
+            raise UsageError(
+                f"--max-iterations {request.max_iterations} leaves no room: the loop has made "
+                f"{made} iterations; give a larger number, e.g. {made + previous.max_iterations}"
+            )
+        cap = request.max_iterations
+    elif made >= cap:
+        cap = made + previous.max_iterations
+    minutes = request.timeout_minutes or previous.timeout_minutes
+    budgets = request.budgets
+    branch = previous.gate_branch
+    if previous.gate:
+        from finesse.loop.gate import commits as gate_git
+
+        branch = gate_git.current_branch(store.paths.root)
+        if branch is None:
+            raise UsageError("HEAD is detached, and gate mode commits each green iteration on "
+                             "a branch: switch to one (`git switch <branch>`), then resume")
+    reopened = replace(
+        previous,
+        outcome=None, ended_at=None, end_message="", ended_by="", blocker="", report_path="",
+        iteration=made + 1, max_iterations=cap, iteration_started_at=now, updated_at=now,
+        timeout_minutes=minutes,
+        deadline_at=now + timedelta(minutes=minutes) if minutes else None,
+        # A person looked at it: stuck counters start again, the re-plans used stay used.
+        idle_iterations=0, last_reply_digest="", failure_streak=0, failure_fingerprint="",
+        tree_fingerprint=gitstate.tree_fingerprint(store.paths.root),
+        # Gate mode starts again from what is committed now: a person may have committed
+        # since, and a revert must never undo their work.
+        iteration_base=(gitstate.head(store.paths.root) if previous.gate
+                        else previous.iteration_base),
+        gate_branch=branch,  # the branch it goes on from, which the person chose
+        repairing=False,
+        max_tokens=budgets.max_tokens or previous.max_tokens,
+        max_cost=budgets.max_cost or previous.max_cost,
+        stop_at_quota=budgets.stop_at_quota or previous.stop_at_quota,
+        **cursor_fields(transcript),
+        resumes=[*previous.resumes, ResumeRecord(at=now, after=previous.outcome or "", by=by)],
+    )
+    spent = over_budget(reopened)
+    if spent:
+        raise UsageError(f"the loop's budget is still spent ({spent}): resume with a larger "
+                         f"one, e.g. {' '.join(raised_budgets(reopened))}")
+    store.save(reopened)
+    if reopened.judge is not None:
+        judge_watch.mark(store.paths, reopened.session_id)
+    return reopened
+
+
