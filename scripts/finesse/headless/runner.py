@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from finesse.engine import Decision, decide
-from finesse.errors import StateError
+from finesse.errors import StateError, UsageError
 from finesse.headless import ending
 from finesse.headless.child import Cancel, ChildResult, Live, run_child
 from finesse.headless.observe import observe
@@ -40,6 +40,11 @@ from finesse.state.store import LoopStore, utcnow
 from finesse.support.locks import LockTimeout, exclusive
 
 WAIT_STEP_SECONDS = 2.0
+# Judge mode's worker and judge are subagents of one session, owned by that session's hooks,
+# which do nothing in a headless iteration.
+JUDGE_REFUSED = ("--judge runs inside one Claude Code session, whose hooks own the worker and "
+                 "judge subagents, and ralph run gives each iteration a fresh session: use "
+                 "/ralph-loop --judge in a session, or leave out --judge")
 
 
 class Progress(Protocol):
@@ -87,6 +92,8 @@ def start(store: LoopStore, request: StartRequest, settings: HeadlessRun,
           now: datetime | None = None) -> LoopState:
     """A new headless loop: its own id (a UUID, never a Claude Code session's), its state in
     the project's loops folder like any loop's."""
+    if request.judge:
+        raise UsageError(JUDGE_REFUSED)
     run_id = new_session_id()
     with store.locked(run_id):
         state = start_loop(store, run_id, request, now or utcnow())

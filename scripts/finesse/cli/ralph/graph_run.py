@@ -20,6 +20,7 @@ from finesse.headless.child import Cancel
 from finesse.headless.graph import prepare
 from finesse.headless.graph import run_graph as run_waves
 from finesse.headless.interrupts import cancel_on_signals
+from finesse.headless.runner import JUDGE_REFUSED
 from finesse.headless.subworkflow import PLAN_FLAGS, headless_runner
 from finesse.loop.grammar import parse_loop_args
 from finesse.models import HeadlessRun
@@ -36,13 +37,16 @@ def check_words(words: list[str]) -> None:
     if given:
         raise UsageError(f"--graph takes each sub-workflow's {given[0]} from its plan: drop it")
     try:
-        parse_loop_args(shlex.join(["--prompt-file", "plan", *words]), command="finesse-execute")
+        parsed = parse_loop_args(shlex.join(["--prompt-file", "plan", *words]),
+                                 command="finesse-execute")
     except UsageError as err:
         if str(err).startswith("/finesse-execute runs a prompt file"):
             raise UsageError("--graph runs the plan's own prompts: drop the prompt words "
                              f"({' '.join(w for w in words if not w.startswith('-'))[:60]})"
                              ) from None
         raise
+    if parsed.judge:
+        raise UsageError(JUDGE_REFUSED)
 
 
 def run_graph(store: LoopStore, folder: Path, words: list[str], settings: HeadlessRun, *,

@@ -101,6 +101,10 @@ def test_a_capped_run_exits_3_and_ralph_resume_finishes_it(
     (["Go", "--bogus"], "unknown option --bogus: type /ralph-loop"),
     (["--prompt-file", "missing.md"], "--prompt-file missing.md"),
     ([], "the prompt is empty: type /ralph-loop"),
+    (["Go", "--judge", "--criteria", "it works", "--verify", "true"],
+     "--judge runs inside one Claude Code session, whose hooks own the worker and judge "
+     "subagents, and ralph run gives each iteration a fresh session: use /ralph-loop --judge "
+     "in a session, or leave out --judge"),
 ])
 def test_bad_arguments_are_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore, tmp_path: Path,
@@ -136,6 +140,7 @@ def test_a_prompt_file_that_is_a_fifo_is_refused_without_waiting_on_it(
     (["--max-iterations", "3"], "--graph takes each sub-workflow's --max-iterations from its "
                                 "plan: drop it"),
     (["--verify"], "--verify needs a value"),
+    (["--judge", "--criteria", "x"], "--judge runs inside one Claude Code session"),
 ])
 def test_graph_refuses_what_the_plan_gives(capsys: pytest.CaptureFixture[str], root: Path,
                                            tmp_path: Path, words: list[str],
