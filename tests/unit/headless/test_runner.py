@@ -276,3 +276,18 @@ def test_the_state_is_the_in_session_loops_with_the_run_recorded(store: LoopStor
                                          iteration_timeout=60)
     assert uuid.UUID(state.session_id).version == 4
     assert state.deadline_at is None and state.iteration_started_at - utcnow() < timedelta(1)
+
+
+def test_stop_at_quota_reads_the_windows_from_the_stream(store: LoopStore,
+                                                         tmp_path: Path) -> None:
+    # No status line runs in print mode; the stream's rate_limit_event carries the windows.
+    events = s.reply_events("working", tools=1)
+    claude = FakeClaude(tmp_path / "bin", [
+        {"events": [events[0], s.rate_limit("allowed", RESET, 0.85), *events[1:]]}])
+    ended = drive(store, start(store, claude, "Work --stop-at-quota 80"))
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(RESET))
+    assert (ended.state.outcome, exit_code(ended.state)) == ("quota", 3)
+    assert ended.state.end_message == (
+        "Ralph loop stopped at iteration 1/8: the five-hour usage window is at 85% "
+        f"(--stop-at-quota 80); it resets at {when} UTC. Resume after that with "
+        f"ralph resume --session {ended.state.session_id}.")
