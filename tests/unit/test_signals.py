@@ -187,9 +187,11 @@ def test_tag_in_inline_code_never_counts(
 
 @given(_PROSE, _PROSE, _PROMISE, st.sampled_from([" ", "\n", "\t", "  \n ", ""]))
 def test_tag_in_prose_always_counts(before: str, after: str, promise: str, pad: str) -> None:
-    # One line of prose around the tag (indentation or a blank line could make code of it).
+    # One paragraph of prose around the tag (indentation or a blank line could make code of
+    # it): it opens with a word, so that `before` cannot make its first line a heading, after
+    # which a tab-indented line inside the tag would be an indented code block.
     before, after = " ".join(before.split()), " ".join(after.split())
-    reply = f"{before} <promise>{pad}{promise}{pad}</promise> {after}"
+    reply = f"Note {before} <promise>{pad}{promise}{pad}</promise> {after}"
 
     assert has_promise(reply, promise)
     assert has_promise(reply, f" {promise} ")
