@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Block, Line
-from finesse.authoring.prompt_check.done import NEGATED_CLAIM
+from finesse.authoring.prompt_check.holdback import NEGATED_CLAIM
 from finesse.authoring.prompt_check.phase_model import Phase
 from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
 from finesse.authoring.prompt_check.quality import vague_word as vague_word  # spec_fields
@@ -37,7 +37,7 @@ def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:
     ending in ':' introduces the list of criteria: the items are the conditions then."""
     found = [(condition, _line_of(tag, condition)) for tag in prompt.signals
              if tag.sentence is None or not _introduces_list(tag.sentence.text)
-             for condition in [_condition(tag)]]
+             for condition in [signal_condition(tag)]]
     if not prompt.signals:
         for sentence in prompt.doc.sentences():
             text = sentence.text
@@ -61,7 +61,7 @@ def _introduces_list(text: str) -> bool:
     return text.rstrip(" *_").endswith(":")
 
 
-def _condition(tag: PromiseTag) -> str:
+def signal_condition(tag: PromiseTag) -> str:
     """The condition of a signal; for "... pass in the same iteration. Then output <promise>X
     </promise>", the sentence before it."""
     sentence = tag.sentence

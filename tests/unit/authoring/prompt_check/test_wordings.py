@@ -1,0 +1,55 @@
+"""Wordings no corpus had, one edit of the base prompt at a time: each attribute keys on a
+few signals rather than on phrases, so a new writer's words for it pass, and what is
+clearly missing still fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.authoring.prompt_check.test_validate import edit, failing
+
+RULE = "Do not output the promise unless every criterion is met."
+
+# 10 zero-ambiguity
+
+
+@pytest.mark.parametrize("rule", [
+    "Not a moment earlier.", "Don't fudge it.", "This must be unequivocally true.",
+    "Never on a hunch.", "Anything less is not done.", "If anything is red it isn't done.",
+    "Only then.", "Don't output the promise before that.", "Otherwise keep iterating.",
+    "No exceptions.", "Do not lie even if you think you should exit.",
+    "Partial completion does not count.", "Never claim completion while a check is red.",
+    "The promise is only valid when every box is ticked.", "Don't say it's done if it isn't.",
+])
+def test_a_cue_beside_a_signal_that_waits_for_everything_holds_it_back(rule: str) -> None:
+    assert failing(edit(RULE, rule)) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "The promise is a statement of fact.", "Be honest.", "Then stop.",
+    "Commit your work before you output it.", "Print it when the phases look finished.",
+    "Use your judgement; if it mostly works, that's fine to call it done.",
+])
+def test_what_holds_nothing_back_still_fails(rule: str) -> None:
+    assert failing(edit(RULE, rule)) == ["zero-ambiguity"]
+
+
+def test_the_cue_may_sit_in_the_signals_own_sentence_after_a_dash() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:",
+                "Output <promise>DONE</promise> when ALL of the following are true — not a "
+                "moment earlier:", edit(RULE, ""))
+    assert failing(text) == []
+
+
+def test_done_equals_then_output_with_a_refusal_while_red() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
+                "- `pytest -q` exits 0\n- `ruff check .` exits 0\n\n" + RULE,
+                "## Finishing\nDone = both phases' checks pass and `ruff check .` exits 0. "
+                "Then output <promise>DONE</promise>. If anything is red it isn't done.")
+    assert failing(text) == []
+
+
+def test_a_refusal_in_the_same_sentence_is_no_permission_to_finish() -> None:
+    text = edit(RULE, "Even if you are fairly confident, do not print the promise until "
+                      "every check passes.")
+    assert failing(text) == []
