@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from finesse.authoring.prompt_check.cold_start import ITERATING, is_cold_start, opening
 from finesse.authoring.prompt_check.criteria import (
     completion_conditions,
     phase_criteria,
@@ -29,11 +30,9 @@ from finesse.authoring.prompt_check.verification import (
 )
 from finesse.authoring.prompt_check.vocabulary import (
     ALTERNATIVE,
-    CURRENT_STATE,
     GIVE_UP,
     GUARDRAIL,
     HONESTY_TALK,
-    ITERATING,
     PROMISE_TALK,
     REPEATED,
     STOP,
@@ -193,22 +192,27 @@ def scoped_context(prompt: Prompt) -> Verdict:
 
 
 def cold_start(prompt: Prompt) -> Verdict:
+    """The opening tells the agent to look at the current state: `cold_start`."""
     doc = prompt.doc
-    opening = doc.opening()
-    if not opening:
+    lines = opening(doc)
+    if not lines:
         return _fail(None, "open with 'You are iterating on <task>. First check the current "
                            "state: `git status`, `git log`, the tests.'")
-    text = " ".join(line.text.strip() for line in opening)
-    iterating, state = ITERATING.search(text), CURRENT_STATE.search(text)
-    if iterating and state:
-        return _ok(opening[0])
-    later = _first_sentence_line(doc, ITERATING, also=CURRENT_STATE)
-    if later is not None and later.number > opening[-1].number:
-        return _fail(opening[0], f"move the cold-start paragraph (line {later.number}) to the "
-                                 "top, before anything else")
+    text = " ".join(line.text.strip() for line in lines)
+    first = doc.opening()[0]
+    if is_cold_start(text):
+        return _ok(first)
+    later = next((sentence.line_at() for _, block in doc.prose()
+                  if block.kind != "heading" and ITERATING.search(block.text)
+                  and is_cold_start(block.text)
+                  for sentence in block.sentences()[:1]), None)
+    if later is not None and later.number > lines[-1].number:
+        return _fail(first, f"move the cold-start paragraph (line {later.number}) to the "
+                            "top, before anything else")
     missing = ("to check the current state first (`git status`, `git log`, the tests)"
-               if iterating else "that it is iterating with no memory of earlier iterations")
-    return _fail(opening[0], f"make the first paragraph tell the agent {missing}")
+               if ITERATING.search(text) else
+               "that it is iterating with no memory of earlier iterations")
+    return _fail(first, f"make the first paragraph tell the agent {missing}")
 
 
 def iteration_limit(prompt: Prompt) -> Verdict:

@@ -186,22 +186,7 @@ PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
 # "Do not lie even if you think you should exit" is attribute 10's rule, not a guardrail.
 HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)
 
-# 8 cold-start: the agent is told it is iterating, and to look at the current state.
-ITERATING = re.compile(
-    r"\biterat\w*|\bloop\w*|\bre-?(?:enter\w*|run|read|orient\w*)\b|\bagain\b|\bno\s+memory\b|"
-    r"\bremember\w*|\brecollection\b|\bprevious\s+(?:runs?|iterations?|attempts?|sessions?)\b|"
-    r"\bfresh\b|\bfrom\s+scratch\b|\bstarts?\s+cold\b|\bresum\w*|\bcontinu\w*|\bpick(?:ing)?\s+"
-    r"(?:this|it|up)\b|\bcarr(?:y|ies)\s+over\b|\bin[- ]progress\b|"
-    r"\b(?:each|every)\s+(?:time|run|session|invocation|pass|turn|round)\b",
-    _I,
-)
-CURRENT_STATE = re.compile(
-    r"\bgit\s+(?:status|log|diff)\b|\bcurrent\s+state\b|\bwhere\s+(?:things|it|the\s+\w+)\s+"
-    r"stands?\b|\bwhat(?:'s|\s+is|\s+has)?\s+(?:already\s+)?(?:been\s+)?(?:done|changed|left)\b|"
-    r"\b(?:check|inspect|review|look\s+at|read|run|examine)\b.{0,60}?\b(?:state|status|"
-    r"progress|tests?|notes|log|diff|results?|output)\b",
-    _I,
-)
+# 8 cold-start: `cold_start`.
 
 # 9 iteration-limit: each pattern captures the number. They are matched against a line
 # with its emphasis markup taken out ("**Max iterations:** 14"). A loop's turns are its

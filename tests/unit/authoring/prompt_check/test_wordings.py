@@ -53,3 +53,38 @@ def test_a_refusal_in_the_same_sentence_is_no_permission_to_finish() -> None:
     text = edit(RULE, "Even if you are fairly confident, do not print the promise until "
                       "every check passes.")
     assert failing(text) == []
+
+
+# 8 cold-start
+
+FIRST = ("You are iterating on the `--verbose` flag. You have no memory of earlier iterations, "
+         "so first check the current state: `git status`, `git log --oneline -5`, `pytest -q`.")
+
+
+@pytest.mark.parametrize("opening", [
+    "Every iteration starts from zero. Look at what exists before writing code: `ls cli/`.",
+    "This is one pass of a loop; you won't recall earlier passes. Begin by running the test "
+    "suite and reading NOTES.md.",
+    "You're continuing work on the `--verbose` flag that may be partly done. Inspect the repo "
+    "(tests, log) first.",
+    "You are iterating on the `--verbose` flag.\n\nBefore anything else, run `pytest -q` and "
+    "read the recent commits.",
+    "## Start here (every iteration)\n\n- run `pytest -q`\n- read the recent commits\n"
+    "- decide which phase is next",
+    "You are iterating on the `--verbose` flag.\nBefore editing, run:\n\n```\npytest -q\n```",
+    "Context: you're iterating on the `--verbose` flag and this prompt is all you know. Get "
+    "your bearings from `pytest -q` output and recent commits before editing.",
+])
+def test_an_opening_that_looks_at_the_state_in_any_words_is_a_cold_start(opening: str) -> None:
+    assert failing(edit(FIRST, opening)) == []
+
+
+@pytest.mark.parametrize("opening", [
+    "Add a `--verbose` flag to the CLI. Run `pytest -q` to check it.",
+    "You are iterating on the `--verbose` flag. Keep going until it is finished.",
+    "Fix the memory leak in the CLI. Continue until `pytest -q` passes.",
+    "The CLI needs a `--verbose` flag; the code is in `cli/main.py`.\n\nYou are iterating on "
+    "it with no memory, so first run `pytest -q` and read `git log`.",
+])
+def test_a_task_first_opening_is_still_no_cold_start(opening: str) -> None:
+    assert failing(edit(FIRST, opening)) == ["cold-start"]
