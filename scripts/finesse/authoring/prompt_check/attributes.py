@@ -25,19 +25,14 @@ from finesse.authoring.prompt_check.limits import iteration_limit as capped
 from finesse.authoring.prompt_check.quality import NAMES_THE_WORK, checkable, vague_word
 from finesse.authoring.prompt_check.scope import find_scope
 from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.stuck import failure_instructions as stuck_rules
 from finesse.authoring.prompt_check.verification import (
     verification_commands as run_after_every_change,
 )
 from finesse.authoring.prompt_check.vocabulary import (
-    ALTERNATIVE,
-    GIVE_UP,
     GUARDRAIL,
     HONESTY_TALK,
     PROMISE_TALK,
-    REPEATED,
-    STOP,
-    TROUBLE,
-    WHEN_STUCK,
 )
 from finesse.signals import collapse_whitespace
 
@@ -127,15 +122,9 @@ def completion_signal(prompt: Prompt) -> Verdict:
 
 
 def failure_instructions(prompt: Prompt) -> Verdict:
-    """What to do when stuck: change approach when the same error comes back (or "if you get
-    stuck, step back and try a different approach"), and give up (output
-    <promise>BLOCKED</promise>, or write the blocker down and stop) when blocked."""
-    doc = prompt.doc
-    repeated = _first_sentence_line(doc, REPEATED, also=TROUBLE) or next(
-        (sentence.line_at() for sentence in doc.sentences() if ALTERNATIVE.search(sentence.text)
-         and TROUBLE.search(sentence.text) and WHEN_STUCK.search(sentence.text)), None)
-    blocked = next((tag.line for tag in prompt.tags if tag.blocked), None)
-    gives_up = blocked or _first_sentence_line(doc, GIVE_UP, also=STOP)
+    """What to do when stuck: change course when the same trouble comes back, and give up
+    (output <promise>BLOCKED</promise>, or stop) when blocked: `stuck`."""
+    repeated, gives_up = stuck_rules(prompt)
     if repeated and gives_up:
         return _ok(repeated)
     if repeated:

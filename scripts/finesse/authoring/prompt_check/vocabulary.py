@@ -81,40 +81,7 @@ ARROW = re.compile(r"→|=>|->")
 THEN = re.compile(rf"^[*_]*(?:(?:and\s+)?only\s+)?(?:then|{_AT_THAT_POINT})\b", _I)
 SUBAGENT_NOTE = re.compile(r"\[subagent\s+opportunity\]", _I)
 
-# 3 failure-instructions: "the same error three times", "3+ attempts", "twice in a row".
-_COUNT = r"(?:[2-5]|two|three|four|five)"
-# "three genuinely different fix attempts", "after 3 fixes": up to three words between.
-REPEATED = re.compile(
-    rf"\b{_COUNT}\s*(?:\+|or\s+more)?\s+(?:[\w-]+\s+){{0,3}}?(?:times|attempts|tries|"
-    r"iterations|rounds|runs|loops|failures|fails|errors|fixes|approaches|consecutive|"
-    r"in\s+a\s+row)\b|"
-    rf"\b{_COUNT}\s*\+?\s*(?:times|x)\b|\b(?:twice|thrice)\b|"
-    r"\b(?:third|3rd)\s+(?:time|attempt|try)\b|"
-    # Repetition without a count: "if the same error keeps coming back".
-    r"\bkeeps?\s+(?:coming\s+back|failing|recurring|reappearing|happening)\b|"
-    r"\brepeatedly\b|\bagain\s+and\s+again\b",
-    _I,
-)
-TROUBLE = re.compile(
-    r"\b(?:same|again|repeat\w*|keeps?|stuck|fail\w*|errors?|broken|surviv\w*|persist\w*|"
-    r"still|comes?\s+back)\b",
-    _I,
-)
-
-# Changing course when stuck, with or without a count: "If you get stuck, step back and try
-# a different approach".
-ALTERNATIVE = re.compile(
-    r"\b(?:different|alternative|another|other|new)\s+(?:[\w-]+\s+)?(?:approach|strategy|"
-    r"route|fix|way|angle|tack|method|solution|hypothesis)\b|\bstep\s+back\b|"
-    r"\bchange\s+(?:your\s+)?(?:approach|strategy|tack|course)\b|\brethink\b", _I)
-WHEN_STUCK = re.compile(r"\b(?:if|when|whenever|once)\b", _I)
-
-# Giving up: stop (or hand over) when blocked, rather than loop forever.
-GIVE_UP = re.compile(
-    r"\b(?:blocked|blockers?|stuck|(?:no|zero|without|make|making)\s+progress|"
-    r"nothing\s+(?:moving|moves|changes|improves)|can(?:no|\W?)t\s+"
-    r"(?:proceed|continue|get\s+past|progress|finish|go\s+on)|no\s+way\s+forward)\b", _I)
-STOP = re.compile(r"\b(?:stop|halt|give\s+up|end\s+the\s+loop)\b", _I)
+# 3 failure-instructions: `stuck`.
 
 # 4 ordered-phases
 _ORDINAL = rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|(?-i:[A-H])(?=\W)"

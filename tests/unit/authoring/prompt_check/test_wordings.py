@@ -88,3 +88,45 @@ def test_an_opening_that_looks_at_the_state_in_any_words_is_a_cold_start(opening
 ])
 def test_a_task_first_opening_is_still_no_cold_start(opening: str) -> None:
     assert failing(edit(FIRST, opening)) == ["cold-start"]
+
+
+# 3 failure-instructions
+
+STUCK = ("If the same test fails 3 times, write what you tried in `NOTES.md` and change "
+         "approach. If still stuck, output <promise>BLOCKED</promise>.")
+
+
+@pytest.mark.parametrize("rule", [
+    "If a fix doesn't work after a few tries, revert it and rethink the approach. If you're "
+    "blocked, output <promise>BLOCKED</promise>.",
+    "When you're stuck, re-read the full error output and try something else. If nothing "
+    "works for 3 iterations, output <promise>BLOCKED</promise>.",
+    "Going in circles? Stop, read the whole traceback, and attack the problem from a "
+    "different angle. Hopelessly blocked → <promise>BLOCKED</promise>.",
+    "Repeated failure on the same error means your approach is wrong: read the whole message "
+    "and try an alternative. If that fails too, output <promise>BLOCKED</promise>.",
+    "If you hit a wall, step back and reconsider. If you hit the same wall three iterations "
+    "running, write up the blocker and output <promise>STUCK</promise>.",
+    "Same failure three times → different approach. Three iterations with no progress → "
+    "write `BLOCKED.md` and exit.",
+    "Don't retry the same fix more than twice — try a different one. If nothing works after "
+    "4 iterations, document it and wait for a human.",
+    "If the same test keeps failing, read the entire failure output and try an alternative "
+    "approach. If you make no progress for 3 iterations, write down what blocks you and stop "
+    "working.",
+])
+def test_ways_of_saying_what_to_do_when_stuck(rule: str) -> None:
+    assert failing(edit(STUCK, rule)) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "If you get stuck, explain the problem clearly and stop.",
+    "If the same test fails 3 times, write what you tried in `NOTES.md` and try a different "
+    "approach.",
+    "If you can't proceed, output <promise>BLOCKED</promise> and say why.",
+    "If a test fails, fix it before moving on. If you're blocked, output "
+    "<promise>BLOCKED</promise>.",
+    "If the same test fails three times, stop changing code and try a different approach.",
+])
+def test_half_a_rule_for_being_stuck_still_fails(rule: str) -> None:
+    assert failing(edit(STUCK, rule)) == ["failure-instructions"]
