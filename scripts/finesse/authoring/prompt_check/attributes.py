@@ -71,7 +71,7 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
     checked = phase_criteria(prompt)
     items = [(item.text, item.first) for item in prompt.criteria if id(item) not in checked]
     for text, line in [*conditions, *items]:
-        word = vague_word(text, prompt.command_names)
+        word = vague_word(text, prompt.tool_names)
         if word:
             return _fail(line, f"replace '{word}' with a command and its expected result, "
                                "e.g. '`ruff check .` exits 0'")
@@ -79,13 +79,13 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
         if phase_verified(phase, prompt.command_names):
             continue
         for text, line in phase_statements(phase):
-            word = vague_word(text, prompt.command_names)
+            word = vague_word(text, prompt.tool_names)
             if word:
                 return _fail(line, f"replace '{word}' with a command and its expected "
                                    f"result, or give phase {phase.number} a 'Verify: "
                                    "`<command>`' line")
     for text, line in items:
-        if not checkable(text):
+        if not checkable(text) and not NAMES_THE_WORK.search(text):
             return _fail(line, "make this criterion a command with an expected result, "
                                "e.g. '`pytest -q` exits 0'")
     for text, line in conditions:

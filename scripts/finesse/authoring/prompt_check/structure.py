@@ -84,6 +84,12 @@ class Prompt:
         return commands.programs(self.doc)
 
     @cached_property
+    def tool_names(self) -> frozenset[str]:
+        """What the prompt calls its checks: the names it gives its commands and the
+        programs they run ("mypy is clean" speaks of `mypy src`'s result)."""
+        return self.command_names | self.programs
+
+    @cached_property
     def phases(self) -> Phases:
         return find_phases(self.doc, criteria_list(self.doc))
 

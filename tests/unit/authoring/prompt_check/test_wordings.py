@@ -130,3 +130,53 @@ def test_ways_of_saying_what_to_do_when_stuck(rule: str) -> None:
 ])
 def test_half_a_rule_for_being_stuck_still_fails(rule: str) -> None:
     assert failing(edit(STUCK, rule)) == ["failure-instructions"]
+
+
+# 1 binary-completion-criteria
+
+CRITERION = "- `ruff check .` exits 0"
+SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
+          "- `pytest -q` exits 0\n- `ruff check .` exits 0\n")
+
+
+@pytest.mark.parametrize("criterion", [
+    "- mypy is clean", "- `ruff check .` clean", "- clippy is warning-free",
+    "- the build compiles without warnings",
+    "- quoted fields are parsed correctly — `pytest -k quoted` passes",
+    "- behaves as expected with `--verbose --quiet` (`pytest -k conflict` passes)",
+    "- README.md updated with a usage example", "- CHANGELOG entry added under Unreleased",
+    "- Phases 1 and 2 complete",
+])
+def test_a_criterion_a_check_measures_is_binary(criterion: str) -> None:
+    assert failing(edit(CRITERION, criterion)) == []
+
+
+@pytest.mark.parametrize("criterion", [
+    "- the README reads well", "- `pytest -q` passes and the code is idiomatic",
+    "- `pytest -q` passes; the code is clean", "- the output is clean", "- it works correctly",
+    "- the CLI feels snappy",
+])
+def test_a_quality_no_check_measures_still_fails(criterion: str) -> None:
+    assert failing(edit(CRITERION, criterion)) == ["binary-completion-criteria"]
+
+
+@pytest.mark.parametrize("signal", [
+    "## Completion\n- All phases verified\n- `ruff check .` clean\n"
+    "- Then output <promise>DONE</promise>\n",
+    "Output <promise>DONE</promise> after you have confirmed everything in the Completion "
+    "section.\n",
+    "Output <promise>DONE</promise> when the work is finished and verified.\n",
+])
+def test_a_condition_that_points_at_the_checks(signal: str) -> None:
+    assert failing(edit(SIGNAL, signal)) == []
+
+
+@pytest.mark.parametrize("phase", [
+    "Phase 2: clean up the debug printing code. Test: `pytest tests/test_cli.py -q`",
+    "Phase 2: polish the help text. Run `pytest tests/test_cli.py -q` to confirm.",
+    "Phase 2: make the debug output readable. Gate: `pytest tests/test_cli.py -q`",
+])
+def test_a_phase_checked_by_a_command_under_any_label(phase: str) -> None:
+    text = edit("Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`",
+                phase)
+    assert failing(text) == []
