@@ -84,11 +84,14 @@ SUBAGENT_NOTE = re.compile(r"\[subagent\s+opportunity\]", _I)
 # 3 failure-instructions: `stuck`.
 
 # 4 ordered-phases
-_ORDINAL = rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|(?-i:[A-H])(?=\W)"
+_ROMAN = "VIII|VII|III|II|IV|VI|IX|I|V|X"
+_ORDINAL = (rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|"
+            rf"(?-i:{_ROMAN})(?=\W)|(?-i:[A-H])(?=\W)")
+_WORK_UNIT = r"(?:phase|stage|step|milestone|part|task|checkpoint|gate|wave|chunk|sprint)"
 # After an outline number ("1.2 Phase 2 — ..."); as a YAML key ("phase_2_stats:").
 PHASE_MARKER = re.compile(
     r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+)?(?:\*\*|__)?\s*"
-    rf"(?:phase|stage|step|milestone|part)(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
+    rf"{_WORK_UNIT}(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
     _I,
 )
 # Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...".
@@ -102,12 +105,12 @@ INLINE_PHASE_MARKER = re.compile(
 # Sequence words opening the sentences of a prose plan: "First, ... Then ... Finally, ...".
 SEQUENCE_START = re.compile(
     r"^[*_]*(?:first(?:ly)?\b|first\s+of\s+all\b|to\s+start\b|start\s+(?:by|with)\b|"
-    r"begin\s+(?:by|with)\b|the\s+first\s+(?:stage|step|phase|part)\b|"
+    r"begin\s+(?:by|with)\b|the\s+first\b|"
     r"(?:stage|step|phase|part)\s+(?:one|1)\b)", _I)
 SEQUENCE_NEXT = re.compile(
     r"^[*_]*(?:second(?:ly)?|third(?:ly)?|fourth(?:ly)?|next|then|after\s+that|afterwards|"
-    r"subsequently|finally|last(?:ly)?|"
-    r"the\s+(?:second|third|fourth|fifth|next|final|last)\s+(?:stage|step|phase|part|gate)|"
+    r"subsequently|finally|last(?:ly)?|once\s+(?:that|this|it|those|these)|move\s+on|"
+    r"the\s+(?:second|third|fourth|fifth|next|final|last)|"
     r"(?:stage|step|phase|part)\s+(?:two|three|four|five|[2-9]))\b", _I)
 # Saying that the order does not matter undoes any numbering.
 UNORDERED = re.compile(
@@ -118,7 +121,9 @@ PHASE_WORDS = re.compile(r"\b(?:phases?|steps?|stages?|milestones?)\b", _I)
 IN_ORDER = re.compile(
     r"\bin\s+(?:this\s+|that\s+|the\s+following\s+|strict\s+|the\s+given\s+)?order\b|"
     r"\border\s+of\s+(?:work|operations|business)\b|\bin\s+sequence\b|\bsequentially\b|"
-    r"\bone\s+after\s+(?:the\s+)?(?:other|another)\b", _I)
+    r"\bone\s+after\s+(?:the\s+)?(?:other|another)\b|\btop\s+to\s+bottom\b|"
+    r"\bone\s+(?:at\s+a\s+time|by\s+one)\b|\bstep\s+by\s+step\b|\bin\s+turn\b|"
+    r"\bsequen(?:ce|tial)\b", _I)
 # Headings over a list that is not the work: rules, scope, notes...
 NOT_WORK = re.compile(
     r"\b(?:rules?|guardrails?|constraints?|don['\u2019]?ts|do\s+not|never|scope|files|"
@@ -225,10 +230,16 @@ def looks_like_command(text: str) -> bool:
     return len(words) <= 3 and not text.endswith((".", "!", "?", ","))
 
 
+_ROMANS = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9,
+           "X": 10}
+
+
 def number_value(word: str) -> int:
-    """1 for "1", "one" or "A" (a stage lettered A, B, C...)."""
+    """1 for "1", "one", "I" or "A" (a stage lettered A, B, C...)."""
     if word.isdigit():
         return int(word)
+    if word in _ROMANS:
+        return _ROMANS[word]
     if len(word) == 1:
         return ord(word.upper()) - ord("A") + 1
     return NUMBER_WORDS[word.lower()]

@@ -180,3 +180,48 @@ def test_a_phase_checked_by_a_command_under_any_label(phase: str) -> None:
     text = edit("Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`",
                 phase)
     assert failing(text) == []
+
+
+# 4 ordered-phases
+
+PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
+          "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`\n")
+
+
+@pytest.mark.parametrize("phases", [
+    "## What to build\n1. Parse the flag.\n2. Print debug lines.\n\n"
+    "Verify each with `pytest -q`.\n",
+    "**Work plan**\n\n**1. Parse** — parse the flag; `pytest -q -k parse` exits 0.\n"
+    "**2. Print** — print debug lines; `pytest -q` exits 0.\n",
+    "What I want, in order:\nFirst, parse the flag (`pytest -q -k parse`).\n\n"
+    "Then, print debug lines (`pytest -q`).\n\nFinally, document it in the README.\n",
+    "### A. Parse\nParse the flag. Verify: `pytest -q -k parse`\n\n"
+    "### B. Print\nPrint debug lines. Verify: `pytest -q`\n",
+    "Phase I: parse the flag. Verify: `pytest -q -k parse`\n"
+    "Phase II: print debug lines. Verify: `pytest -q`\n",
+    "Task 1: parse the flag. Verify: `pytest -q -k parse`\n"
+    "Task 2: print debug lines. Verify: `pytest -q`\n",
+    "Phase 0: reproduce. Verify: `pytest -q -k repro`\n"
+    "Phase 1: parse the flag. Verify: `pytest -q -k parse`\n",
+    "Order of work: parse the flag → print debug lines → document it. Verify each with "
+    "`pytest -q`.\n",
+    "Do these one at a time, top to bottom:\n- parse the flag (`pytest -q -k parse`)\n"
+    "- print debug lines (`pytest -q`)\n",
+    "Start with parsing the flag (`pytest -q -k parse`). Once that passes, move on to "
+    "printing debug lines (`pytest -q`).\n",
+    "(1) parse the flag. Verify: `pytest -q -k parse`\n"
+    "(2) print debug lines. Verify: `pytest -q`\n",
+])
+def test_ordered_work_in_any_layout_is_ordered_phases(phases: str) -> None:
+    assert failing(edit(PHASES, phases)) == []
+
+
+@pytest.mark.parametrize("not_phases", [
+    "## Tasks\n- parse the flag\n- print debug lines\n- document it\n\n## Notes\n",
+    "Parse the flag and print debug lines when it is set; when that works, document it.\n",
+    "Things to do (any order):\n1. parse the flag\n2. print debug lines\n",
+    "## Rules\n1. Never add dependencies.\n2. Do not touch `vendor/`.\n\n## Work\n"
+    "- parse the flag\n- print debug lines\n",
+])
+def test_unordered_work_still_has_no_phases(not_phases: str) -> None:
+    assert "ordered-phases" in failing(edit(PHASES, not_phases))
