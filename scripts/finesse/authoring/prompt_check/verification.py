@@ -38,21 +38,40 @@ from finesse.authoring.prompt_check.vocabulary import (
 
 _I = re.IGNORECASE
 _EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
+_UNIT = (r"(?:change|edit|modification|commit|save|fix|increment|task|sub-?task|"
+         r"(?:unit|piece)\s+of\s+work)")
 EVERY_CHANGE = re.compile(
     r"\b(?:after|following|with)\s+(?:every|each|any)\s+(?:single\s+)?(?:[\w-]+\s+){0,2}?"
-    r"(?:change|edit|modification|commit|save|fix)|"
+    rf"{_UNIT}|"
     r"\b(?:after|following)\s+(?:every|each|any)\s+(?:[\w-]+\s+){1,2}?you(?:['\u2019]ve|"
     rf"\s+have)?\s+{_EDITING}|"
     # "Whenever you change code", "Every time you edit a file", "after changing any file".
     rf"\b(?:whenever|every\s+time|each\s+time|any\s+time)\s+you\s+{_EDITING}|"
     r"\bafter\s+(?:changing|editing|modifying|touching)\s+(?:any|a|the|some)?\s*"
-    r"(?:code|files?|sources?|anything)\b",
+    r"(?:code|files?|sources?|anything)\b|"
+    # "Between edits", "after you change anything", "as you go", "before moving on".
+    r"\b(?:after|following|between|upon)\s+(?:[\w-]+\s+)?(?:changes|edits|modifications|"
+    r"commits|saves|fixes|patches)\b|"
+    rf"\bafter\s+you(?:['\u2019]ve|\s+have)?\s+(?:\w+\s+)?{_EDITING}|"
+    r"\bas\s+you\s+go\b|\b(?:continuously|constantly|frequently|regularly)\b|"
+    r"\bper[- ](?:change|edit|commit|save|fix)\b|"
+    r"\b(?:changes?|edits?|increments?)\b[^.]{0,60}?\b(?:after|following)\s+each\s+one\b|"
+    r"\bafter\s+(?:every|each|any)\s+(?:small\s+)?step\b|"
+    r"\bbefore\s+(?:moving\s+on|you\s+move\s+on|continuing|proceeding|committing|"
+    r"(?:each|every|any)\s+commit|the\s+next\s+(?:edit|change))\b",
     _I,
 )
 # "Every change" as a label over the commands to run ("**After every change**", "Every
 # change:", "Check after each change").
 EVERY_CHANGE_LABEL = re.compile(
-    r"\b(?:every|each|any)\s+(?:single\s+)?(?:change|edit|modification|commit|save|fix)", _I)
+    r"\b(?:every|each|any)\s+(?:single\s+|small\s+|code\s+|source\s+|file\s+)?"
+    r"(?:change|edit|modification|commit|save|fix)", _I)
+# A work loop: "edit, run `pytest -q`, fix, repeat"; "Make one small change." then "Run ...".
+EDIT_THEN_RUN = re.compile(
+    r"\b(?:edit|change|modify)\w*\b[^.;]{0,30}?(?:,|\u2192|->|\bthen\b)\s*(?:then\s+)?"
+    r"(?:re-?run|run|test|check)\b", _I)
+_ONE_CHANGE = re.compile(r"\b(?:make|do)\s+(?:one|a|each|the)\s+(?:small\s+|single\s+)?"
+                         r"(?:change|edit)\b", _I)
 VERIFY_COMMAND = re.compile(r"\b(?:verif(?:y|ication)|check)\s+(?:commands?|lines?)\b", _I)
 RUN_SPAN = re.compile(r"\b(?:run|re-?run|execute)\s+`[^`]+`", _I)
 _COMMAND_WORD = re.compile(r"\b(?:commands?|checks?|verif\w*)\b", _I)
@@ -81,14 +100,23 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
                     _COMMAND_WORD.search(text) and PHASE_WORDS.search(text))))
                 or (gives_commands and POINTS_AT_COMMANDS.search(text) is not None))
 
+    changed = False  # an item of the list so far makes a change: "1. Make one small change."
     for index, block in doc.prose():
+        if block.kind != "item":
+            changed = False
+        elif changed and RUN_SPAN.search(block.text):
+            return True, block.first, ""
+        changed = changed or bool(block.kind == "item" and _ONE_CHANGE.search(block.text))
         if block.kind == "heading" and EVERY_CHANGE_LABEL.search(block.title):
             if any(names(item.text) for item in doc.section(index)):
                 return True, block.first, ""
             continue
         for sentence in block.sentences():
-            text = sentence.text
-            if (EVERY_CHANGE.search(text) or EVERY_CHANGE_LABEL.search(text)) and (
+            # "after_every_change: run ..." reads as words.
+            text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", sentence.text)
+            cadence = (EVERY_CHANGE.search(text) or EVERY_CHANGE_LABEL.search(text)
+                       or EDIT_THEN_RUN.search(text))
+            if cadence and (
                     names(text) or _under_commands(doc, index)):
                 return True, sentence.line_at(), ""
     return False, None, FIX

@@ -225,3 +225,36 @@ def test_ordered_work_in_any_layout_is_ordered_phases(phases: str) -> None:
 ])
 def test_unordered_work_still_has_no_phases(not_phases: str) -> None:
     assert "ordered-phases" in failing(edit(PHASES, not_phases))
+
+
+# 5 verification-commands
+
+AFTER_CHANGE = "Run `pytest -q` after every change."
+
+
+@pytest.mark.parametrize("rule", [
+    "Between edits, run `pytest -q`; a red run gets fixed before the next edit.",
+    "after_every_change: run `pytest -q` and fix failures",
+    "After you change anything, run `pytest -q` and fix failures before moving on.",
+    "Run `pytest -q` before moving on to anything else; fix failures first.",
+    "Keep `pytest -q` green as you go: run it after every small step.",
+    "Run `pytest -q` after each logical unit of work.",
+    "## Verification loop\n1. Make one small change.\n2. Run `pytest -q`.\n"
+    "3. If it fails, fix it before the next change.",
+    "The inner loop is: edit, run `pytest -q`, fix, repeat.",
+    "Every code change must be followed by a `pytest -q` run.",
+    "Per change: `pytest -q`.",
+    "Don't stack up changes: run `pytest -q` after each one.",
+])
+def test_ways_of_saying_when_to_run_the_checks(rule: str) -> None:
+    assert failing(edit(AFTER_CHANGE, rule)) == []
+
+
+@pytest.mark.parametrize("rule", [
+    "Run each phase's Verify command when you finish the phase.",
+    "Work carefully and check frequently that nothing broke.",
+    "If the tests fail, fix them before moving on.",
+    "Edit carefully, then check the output by eye.",
+])
+def test_a_cadence_without_a_command_or_a_command_without_one_still_fails(rule: str) -> None:
+    assert failing(edit(AFTER_CHANGE, rule)) == ["verification-commands"]
