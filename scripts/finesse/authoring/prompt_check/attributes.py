@@ -31,10 +31,14 @@ from finesse.authoring.prompt_check.verification import (
 )
 from finesse.authoring.prompt_check.vocabulary import (
     GUARDRAIL,
+    GUARDRAIL_INSIDE,
     HONESTY_TALK,
+    PROHIBITION_TITLE,
     PROMISE_TALK,
 )
 from finesse.signals import collapse_whitespace
+
+SUBAGENT = re.compile(r"\bsub-?agents?\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -153,11 +157,20 @@ def verification_commands(prompt: Prompt) -> Verdict:
 
 
 def guardrails(prompt: Prompt) -> Verdict:
+    """A rule that forbids: opening with "Do not", "Never", "No ...", "Avoid"; a prohibition
+    inside a sentence ("must not", "is forbidden", "refrain from"); or an item under a
+    heading that forbids ("Don'ts", "Never"). Not the promise rule, not an honesty clause,
+    not the subagents' own rules."""
     doc = prompt.doc
     promised = {tag.text for tag in prompt.tags if tag.text}
+    forbidding = {id(block) for index, block in doc.prose() if block.kind == "item" and any(
+        PROHIBITION_TITLE.search(heading.title) for heading in doc.headings_over(index))}
     for sentence in doc.sentences():
-        if not GUARDRAIL.search(sentence.text) or PROMISE_TALK.search(sentence.text) or (
-                HONESTY_TALK.search(sentence.text)):
+        text = sentence.text
+        rule = (GUARDRAIL.search(text) or GUARDRAIL_INSIDE.search(text)
+                or id(sentence.block) in forbidding)
+        if not rule or PROMISE_TALK.search(text) or HONESTY_TALK.search(text) or (
+                SUBAGENT.search(text)):
             continue
         if any(text in sentence.text for text in promised):
             continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail

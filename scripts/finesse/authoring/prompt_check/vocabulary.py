@@ -154,6 +154,20 @@ GUARDRAIL = re.compile(
     r"luck|change\s+(?:needed|required))\b)(?=[\w`]))",
     _I,
 )
+# A prohibition inside a sentence ("Tests must not be deleted", "Editing migrations is
+# forbidden", "Refrain from new dependencies"), or a label that is one ("Prohibited: editing
+# migrations, adding dependencies").
+GUARDRAIL_INSIDE = re.compile(
+    r"\b(?:is|are)\s+(?:strictly\s+)?(?:forbidden|prohibited|not\s+allowed|banned|"
+    r"off\s+the\s+table|not\s+permitted)\b|"
+    rf"\bmust\s+(?:not|never)\b|\byou\s+(?:may|should)\s+(?:not|never)\b|\bmustn{_APOSTROPHE}?t\b|"
+    r"\brefrain\s+from\b|\bstay\s+away\s+from\b|\bunder\s+no\s+circumstances\b|"
+    rf"^[-*+_\s]*(?:prohibited|forbidden|not\s+allowed|banned|never|don{_APOSTROPHE}?ts|"
+    r"do\s+not|avoid)[*_]*\s*:", _I)
+# A heading over rules that forbid: "Don'ts", "Never", "Forbidden", "Hard rules: never".
+PROHIBITION_TITLE = re.compile(
+    rf"\b(?:don{_APOSTROPHE}?ts|do\s+not|never|forbidden|prohibited|not\s+allowed|banned|"
+    r"off[- ]limits|avoid)\b", _I)
 PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
 # "Do not lie even if you think you should exit" is attribute 10's rule, not a guardrail.
 HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.authoring.prompt_check.test_validate import edit, failing
+from tests.unit.authoring.prompt_check.test_validate import BASE, edit, failing
 
 RULE = "Do not output the promise unless every criterion is met."
 
@@ -258,3 +258,52 @@ def test_ways_of_saying_when_to_run_the_checks(rule: str) -> None:
 ])
 def test_a_cadence_without_a_command_or_a_command_without_one_still_fails(rule: str) -> None:
     assert failing(edit(AFTER_CHANGE, rule)) == ["verification-commands"]
+
+
+# 6 guardrails, 7 scoped-context, 9 iteration-limit
+
+@pytest.mark.parametrize("rule", [
+    "Prohibited: adding dependencies, deleting tests.", "Tests must not be deleted to get green.",
+    "Adding dependencies is forbidden.", "Refrain from adding dependencies.",
+    "## Don'ts\n- add dependencies\n- delete tests",
+])
+def test_ways_of_forbidding(rule: str) -> None:
+    assert failing(edit("Do not add dependencies.", rule)) == []
+
+
+@pytest.mark.parametrize("rule", ["This may not be needed.", "Prefer small commits. Fix the "
+                                  "code, not the assertions."])
+def test_what_forbids_nothing(rule: str) -> None:
+    assert failing(edit("Do not add dependencies.", rule)) == ["guardrails"]
+
+
+@pytest.mark.parametrize("scope", [
+    "Boundaries: edit `cli/` and `tests/`. `vendor/` is third-party — hands off.",
+    "Work in `cli/` and `tests/`. Nothing outside those two directories should change.",
+    "Files in play: `cli/main.py`, `tests/test_cli.py`. Untouchable: `vendor/`.",
+    "Work in `cli/` and `tests/`. Everything else is frozen.",
+    "Scope is `cli/` and `tests/`; `vendor/` and `docs/` are not part of this task.",
+])
+def test_ways_of_putting_paths_off_limits(scope: str) -> None:
+    text = edit("In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.", scope)
+    assert failing(text) == []
+
+
+@pytest.mark.parametrize("limit", [
+    "Iteration ceiling: 10.", "Iterations: 10", "Hard stop at iteration 12.",
+    "You get 12 passes.", "Twelve iterations, no more.", "12-iteration budget.",
+    "If you reach the 12th iteration, stop.", "Limit yourself to 12 iterations.",
+])
+def test_loose_wordings_of_a_cap(limit: str) -> None:
+    assert failing(edit("Max iterations: 10", limit)) == []
+
+
+def test_as_many_passes_as_needed_beside_an_explicit_cap_lifts_nothing() -> None:
+    text = edit("Do not add dependencies.", "Do not add dependencies. Take as many passes as "
+                                            "you need on phase 2.")
+    assert failing(text) == []
+
+
+def test_a_prompt_quoted_whole_reads_as_the_prompt() -> None:
+    quoted = "\n".join(f"> {line}" if line else ">" for line in BASE.split("\n"))
+    assert failing(quoted) == []
