@@ -77,7 +77,8 @@ CUE = re.compile(
     r"\b(?:earlier|early|sooner|prematurely|too\s+soon|in\s+advance|ahead\s+of\s+time|"
     r"jump\w*\s+the\s+gun|only\s+(?:when|if|once|after|then|at|valid|true|counts?)|"
     rf"{EMIT_WORDS}\s+(?:[\w<>/-]+\s+){{0,3}}?only|unless|otherwise|"
-    rf"(?:before|until|till)\s+{_POINTED}|"
+    rf"(?:before|until|till)\s+{_POINTED}|not\s+(?:a\s+moment\s+|one\s+second\s+)?"
+    r"(?:before|earlier|sooner)|"
     r"assum\w*|guess\w*|hop(?:e|ing)\s+(?:it|they|that))\b|"
     rf"\b(?:{NEGATION_WORDS}|not)\s+(?:[\w<>/-]+\s+){{0,3}}?(?:{EMIT_WORDS}|call|claim|"
     r"declare|mark)\w*\b.{0,40}?\b(?:before|until|till)\b", _I)

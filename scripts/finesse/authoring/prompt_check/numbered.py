@@ -34,7 +34,8 @@ _I = re.IGNORECASE
 NUMBERED_LINE = re.compile(
     r"^\s*(?:#{1,6}\s+)?(?:[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:\*\*|__)?\s*"
     r"(?:(?P<number>\d{1,2}|(?-i:[A-H])(?=[.)]))\s*(?:[.):]|\s[\u2014\u2013-])|"
-    r"[#(\[](?P<mark>\d{1,2})[)\]]?\s|(?P<key>\d)\ufe0f?\u20e3)(?:\*\*|__)?\s*\S")
+    r"[#(\[](?P<mark>\d{1,2}|(?-i:[a-h])(?=\)))[)\]]?\s|(?P<key>\d)\ufe0f?\u20e3|"
+    r"(?P<letter>(?-i:[a-h]))\)\s)(?:\*\*|__)?\s*\S")
 # Headings over lists that are not the work (beyond `NOT_WORK`).
 _NOT_THE_PLAN = re.compile(
     r"\b(?:how\s+to\s+work|each\s+iteration|every\s+iteration|cold[- ]start|start\s+here|"
@@ -62,7 +63,8 @@ def numbered_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
         if (match is None or line.number in doc.code_lines or line.number in opening
                 or line.number in skipped or not _about_work(doc, block_of[line.number])):
             continue
-        number = number_value(match.group("number") or match.group("mark") or match.group("key"))
+        number = number_value(match.group("number") or match.group("mark") or match.group("key")
+                              or match.group("letter"))
         if number == 1 and len(starts) < 2:
             starts = [(1, line)]
         elif starts and number == starts[-1][0] + 1:

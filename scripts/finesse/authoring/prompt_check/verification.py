@@ -47,8 +47,7 @@ EVERY_CHANGE = re.compile(
     rf"\s+have)?\s+{_EDITING}|"
     # "Whenever you change code", "Every time you edit a file", "after changing any file".
     rf"\b(?:whenever|every\s+time|each\s+time|any\s+time)\s+you\s+{_EDITING}|"
-    r"\bafter\s+(?:changing|editing|modifying|touching)\s+(?:any|a|the|some)?\s*"
-    r"(?:code|files?|sources?|anything)\b|"
+    r"\b(?:after|following)\s+(?:changing|editing|modifying|touching|updating)\b|"
     # "Between edits", "after you change anything", "as you go", "before moving on".
     r"\b(?:after|following|between|upon)\s+(?:[\w-]+\s+)?(?:changes|edits|modifications|"
     r"commits|saves|fixes|patches)\b|"

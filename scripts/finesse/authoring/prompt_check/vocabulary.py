@@ -90,7 +90,8 @@ _ORDINAL = (rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}
 _WORK_UNIT = r"(?:phase|stage|step|milestone|part|task|checkpoint|gate|wave|chunk|sprint)"
 # After an outline number ("1.2 Phase 2 — ..."); as a YAML key ("phase_2_stats:").
 PHASE_MARKER = re.compile(
-    r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+)?(?:\*\*|__)?\s*"
+    r"^\s*(?:#{1,6}\s+|(?:[-*+\u2192\u2022\u25b6\u25ba\u27a4>]|\d{1,3}[.)]|"
+    r"\d{1,3}(?:\.\d{1,3})+[.)]?)\s+)?(?:\*\*|__)?\s*"
     rf"{_WORK_UNIT}(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
     _I,
 )

@@ -307,3 +307,24 @@ def test_as_many_passes_as_needed_beside_an_explicit_cap_lifts_nothing() -> None
 def test_a_prompt_quoted_whole_reads_as_the_prompt() -> None:
     quoted = "\n".join(f"> {line}" if line else ">" for line in BASE.split("\n"))
     assert failing(quoted) == []
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
+     "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`\n",
+     "Work breakdown, to be done in sequence:\n\n(a) parse the flag. `pytest -q -k parse` "
+     "passes.\n(b) print debug lines. `pytest -q` passes.\n"),
+    ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
+     "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`\n",
+     "| Phase | What | Verify |\n|---|---|---|\n| one | parse the flag | `pytest -q -k parse` |\n"
+     "| two | print debug lines | `pytest -q` |\n"),
+    ("Phase 1: parse", "→ Phase 1: parse"),
+    ("Run `pytest -q` after every change.", "Always re-run `pytest -q` after editing any .py "
+                                            "file."),
+    ("Out of scope: `vendor/`.", "`vendor/` is vendored code; please leave it be."),
+    ("In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.",
+     "Allowed: `cli/main.py`, `tests/test_cli.py`. Not allowed: anything else."),
+    ("Do not output the promise unless every criterion is met.", "And not before."),
+])
+def test_more_layouts_and_wordings(old: str, new: str) -> None:
+    assert failing(edit(old, new)) == []
