@@ -33,7 +33,7 @@ _I = re.IGNORECASE
 # "- [ ] 2. print", "#3", "(4)", "[5]", "6️⃣".
 NUMBERED_LINE = re.compile(
     r"^\s*(?:#{1,6}\s+)?(?:[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:\*\*|__)?\s*"
-    r"(?:(?P<number>\d{1,2}|(?-i:[A-H])(?=[.)]))\s*(?:[.):]|\s[\u2014\u2013-])|"
+    r"(?:(?P<number>\d{1,2}|(?-i:[A-H])(?=[.)]))(?:st|nd|rd|th)?\s*(?:[.):]|\s[\u2014\u2013-])|"
     r"[#(\[](?P<mark>\d{1,2}|(?-i:[a-h])(?=\)))[)\]]?\s|(?P<key>\d)\ufe0f?\u20e3|"
     r"(?P<letter>(?-i:[a-h]))\)\s)(?:\*\*|__)?\s*\S")
 # Headings over lists that are not the work (beyond `NOT_WORK`).

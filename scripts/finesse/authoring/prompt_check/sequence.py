@@ -35,6 +35,7 @@ _ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _THEN_CHAIN = re.compile(
     r"(?P<first>[^,;:]{3,}?)[,;]\s*(?:and\s+)?then\s+(?P<second>[^,;]+?)[,;]\s*(?:and\s+)?"
     r"(?:then|finally)\s+(?P<rest>[^;]+)", _I)
+_UNIT_TITLE = re.compile(r"^[*_]*(?:phase|step|stage|milestone)\b(?!s)", _I)
 _SEQUENTIAL_TITLE = re.compile(r"\b(?:phases|steps|stages|milestones)\b", _I)
 _CONDITION_FIRST = re.compile(r"^[*_]*(?:if|when|whenever|once|after|before|unless)\b", _I)
 
@@ -126,6 +127,16 @@ _ARROW_CHAIN = re.compile(
     r"(?:\u2192|->|=>)\s*(?P<rest>[^\u2192>]{3,})")
 
 
+# "Phases: (1) parse, (2) print, (3) document", in a sentence that speaks of the work.
+_INLINE_NUMBERS = re.compile(
+    r"\(?1\)\s*(?P<first>[^()]+?(?:\([^()]*\)[^()]*?)?)[,;]?\s*(?:and\s+)?\(?2\)\s*"
+    r"(?P<second>[^()]+?(?:\([^()]*\)[^()]*?)?)(?:[,;]?\s*(?:and\s+)?\(?3\)\s*"
+    r"(?P<rest>.+))?$")
+_NAMES_WORK = re.compile(
+    r"\b(?:phases?|steps?|stages?|milestones?|plan|order|sequence|work|tasks?)\b", _I)
+_TROUBLE = re.compile(r"\b(?:stuck|blocked|fail\w*|errors?|progress)\b", _I)
+
+
 def _chained(doc: Document) -> Phases:
     opening = {line.number for line in doc.opening()}
     for index, block in doc.prose():
@@ -135,11 +146,16 @@ def _chained(doc: Document) -> Phases:
             text = _ITEM_MARK.sub("", sentence.text.strip())
             chain = _THEN_CHAIN.search(text) or (
                 None if PROMISE_TAG.search(text) else _ARROW_CHAIN.search(CODE_SPAN.sub("", text)))
+            inline = _INLINE_NUMBERS.search(text)
+            if chain is None and inline and _NAMES_WORK.search(text) and not _TROUBLE.search(
+                    text):
+                chain = inline
             if chain and not _CONDITION_FIRST.match(text) and not UNORDERED.search(text):
                 line = sentence.line_at(chain.start())
                 parts = [chain.group("first"), chain.group("second"), chain.group("rest")]
                 return Phases(tuple(Phase(number, line, (line,), part.strip())
-                                    for number, part in enumerate(parts, 1)))
+                                    for number, part in enumerate(
+                                        [part for part in parts if part], 1)))
     return Phases(())
 
 
@@ -155,10 +171,25 @@ def _ordered_list(doc: Document) -> Phases:
             continue
         items = _first_list(doc.section(index) if block.kind == "heading"
                             else doc.list_after(index))
+        if len(items) < 2 and block.kind == "heading":
+            # "# Plan (in order)" over "## Parse", "## Print": its sub-headings.
+            items = [under for under in doc.section(index) if under.kind == "heading"
+                     and under.level > block.level]
         if len(items) >= 2:
             return Phases(tuple(Phase(number, item.first, item.lines)
                                 for number, item in enumerate(items, 1)))
-    return Phases(())
+    return _named_headings(doc)
+
+
+def _named_headings(doc: Document) -> Phases:
+    """Headings that each name a phase, step or stage without a number ("## Phase: parse",
+    "## Phase: print"): in the order they come."""
+    headings = [block for block in doc.blocks if block.kind == "heading"
+                and _UNIT_TITLE.match(block.title)]
+    if len(headings) < 2:
+        return Phases(())
+    return Phases(tuple(Phase(number, heading.first, heading.lines)
+                        for number, heading in enumerate(headings, 1)))
 
 
 def _first_list(blocks: list[Block]) -> list[Block]:

@@ -110,15 +110,26 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
             if any(names(item.text) for item in doc.section(index)):
                 return True, block.first, ""
             continue
-        for sentence in block.sentences():
+        sentences = block.sentences()
+        for at, sentence in enumerate(sentences):
             # "after_every_change: run ..." reads as words.
             text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", sentence.text)
+            after = sentences[at + 1].text if at + 1 < len(sentences) else ""
             cadence = (EVERY_CHANGE.search(text) or EVERY_CHANGE_LABEL.search(text)
                        or EDIT_THEN_RUN.search(text))
-            if cadence and (
-                    names(text) or _under_commands(doc, index)):
+            # The command may come in the sentence right after: "After every change, run the
+            # tests. The command is `pytest -q`."
+            if cadence and (names(text) or _runs_a_command(after)
+                            or _under_commands(doc, index)):
                 return True, sentence.line_at(), ""
     return False, None, FIX
+
+
+def _runs_a_command(text: str) -> bool:
+    """Whether `text` gives a command in a code span that runs a program (`pytest -q`; not
+    a path) or runs one by name."""
+    return bool(RUN_SPAN.search(text)) or any(
+        invocation(span.strip("`")) for span in CODE_SPAN.findall(text))
 
 
 def names_command(text: str) -> bool:

@@ -149,6 +149,7 @@ VERIFY = re.compile(
 # runs" and "No progress for 3 iterations" do not.
 GUARDRAIL = re.compile(
     r"^(?:[-*+>]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?[\s*_]*(?:[A-Za-z][\w' -]{0,25}:\s*[*_]*\s*)?"
+    r"(?:(?:also|and|but|again|finally)\b,?\s+)?"
     rf"(?:(?:you\s+(?:must|should|may)\s+(?:not|never)|do\s+not|don{_APOSTROPHE}?t|never|"
     r"must\s+not|under\s+no\s+circumstances|avoid)\b|"
     r"no\s+(?!(?:memory|progress|recollection|need|matter|more|longer|problem|one|iterations?|"
@@ -163,6 +164,8 @@ GUARDRAIL_INSIDE = re.compile(
     r"off\s+the\s+table|not\s+permitted)\b|"
     rf"\bmust\s+(?:not|never)\b|\byou\s+(?:may|should)\s+(?:not|never)\b|\bmustn{_APOSTROPHE}?t\b|"
     r"\brefrain\s+from\b|\bstay\s+away\s+from\b|\bunder\s+no\s+circumstances\b|"
+    rf"\b(?:careful|care|sure(?:\s+you)?)\s+(?:not\s+to|(?:you\s+)?(?:don{_APOSTROPHE}?t|do\s+not|"
+    r"never))\b|\bresist\s+the\s+urge\b|"
     rf"^[-*+_\s]*(?:prohibited|forbidden|not\s+allowed|banned|never|don{_APOSTROPHE}?ts|"
     r"do\s+not|avoid)[*_]*\s*:", _I)
 # A heading over rules that forbid: "Don'ts", "Never", "Forbidden", "Hard rules: never".

@@ -328,3 +328,26 @@ def test_a_prompt_quoted_whole_reads_as_the_prompt() -> None:
 ])
 def test_more_layouts_and_wordings(old: str, new: str) -> None:
     assert failing(edit(old, new)) == []
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (PHASES, "# Plan (in order)\n\n## Parse the flag\nVerify: `pytest -q -k parse`\n\n"
+             "## Print debug lines\nVerify: `pytest -q`\n\n# Rules\n"),
+    (PHASES, "## Phase: parse\nVerify: `pytest -q -k parse`\n\n## Phase: print\n"
+             "Verify: `pytest -q`\n\n## Rules\n"),
+    (PHASES, "1st: parse the flag. Verify: `pytest -q -k parse`\n"
+             "2nd: print debug lines. Verify: `pytest -q`\n"),
+    (PHASES, "Phases: (1) parse the flag (`pytest -q -k parse`), (2) print debug lines "
+             "(`pytest -q`), (3) document it.\n"),
+    (AFTER_CHANGE, "After every change, run the tests. The command is `pytest -q`."),
+    ("Do not add dependencies.", "Be careful not to add dependencies."),
+    ("Do not add dependencies.", "Also, never add dependencies."),
+])
+def test_yet_more_layouts_and_wordings(old: str, new: str) -> None:
+    assert failing(edit(old, new)) == []
+
+
+def test_a_cadence_with_a_path_in_the_next_rule_names_no_command() -> None:
+    text = edit(AFTER_CHANGE, "Check your work after each change in whatever way you like. "
+                              "Only modify `cli/main.py`.")
+    assert failing(text) == ["verification-commands"]
