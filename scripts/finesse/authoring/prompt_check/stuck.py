@@ -20,6 +20,7 @@ import re
 
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.vocabulary import PROMISE_TAG
 
 _I = re.IGNORECASE
 _COUNT = r"(?:[2-5]|two|three|four|five)"
@@ -101,7 +102,10 @@ def _changes_course(doc: Document) -> Line | None:
     for sentence in doc.sentences():
         text = sentence.text
         counted = REPEATED.search(text)
-        if counted and TROUBLE.search(text):
+        # Not the rule for giving up: "stuck for three loops in a row → BLOCKED" changes no
+        # course.
+        gives_up = PROMISE_TAG.search(text) or (STOP.search(text) and GIVE_UP.search(text))
+        if counted and TROUBLE.search(text) and (not gives_up or REMEDY.search(text)):
             return sentence.line_at(counted.start())
     for index, block in doc.prose():
         if block.kind == "heading":

@@ -351,3 +351,14 @@ def test_a_cadence_with_a_path_in_the_next_rule_names_no_command() -> None:
     text = edit(AFTER_CHANGE, "Check your work after each change in whatever way you like. "
                               "Only modify `cli/main.py`.")
     assert failing(text) == ["verification-commands"]
+
+
+def test_the_rule_for_giving_up_is_not_also_the_rule_for_changing_course() -> None:
+    text = edit(STUCK, "If you're stuck for three iterations in a row, note the blocker in "
+                       "`NOTES.md` and output <promise>BLOCKED</promise>.")
+    assert failing(text) == ["failure-instructions"]
+
+
+def test_emitting_when_you_think_it_works_is_leave_to_finish() -> None:
+    text = edit(RULE, f"{RULE} Output it when you think it's basically working.")
+    assert failing(text) == ["zero-ambiguity"]
