@@ -4,7 +4,8 @@ it with no memory, to look at the current state before doing anything.
 The opening is the first paragraph (after a title line), with the headings right above it
 ("## Every iteration, first"), the whole list when it is a list or introduces one, and the
 paragraph after it when the first one says the loop starts fresh but not what to look at
-("Each iteration begins with a blank slate." then "Run the tests and ..."). It is a cold
+("Each iteration begins with a blank slate." then "Run the tests and ..."), or only who the
+agent is ("You are a senior Go engineer working autonomously."). It is a cold
 start when it:
 - points at the state itself, in any words: `git status`/`git log`, "the current state",
   "where things stand", "pick up where the last iteration left off", "see which phases are
@@ -42,6 +43,9 @@ _FRESH = re.compile(
     r"\bmemory\s+of\b|\bremember\w*|\bfresh\b|\bblank\s+slate\b|\bempty\s+head\b|"
     r"\bstarts?\s+cold\b|\bcarr(?:y|ies)\s+over\b|\b(?:earlier|previous|prior)\s+(?:runs?|"
     r"passes|iterations?)\b", _I)
+# A first paragraph that only says who the agent is: "You are a senior Go engineer."
+_PERSONA = re.compile(
+    r"^[*_]*(?:you\s+are|you['\u2019]re|act\s+as|role:)\b[^.!?]{0,160}[.!?]?[*_]*$", _I)
 # Pointing at the state itself.
 STATE = re.compile(
     r"\bgit\s+(?:status|log|diff|show)\b|\bcurrent\s+(?:state|status)\b|"
@@ -96,7 +100,7 @@ def opening(doc: Document) -> list[Line]:
     if block.kind == "item":
         lines += [line for item in following if item.kind == "item"
                   for line in item.lines if line.number not in taken]
-    elif (following and _FRESH.search(block.text)
+    elif (following and (_FRESH.search(block.text) or _PERSONA.match(block.text))
           and not is_cold_start(" ".join(line.text for line in lines))):
         lines += [line for item in following for line in item.lines if line.number not in taken]
     return lines

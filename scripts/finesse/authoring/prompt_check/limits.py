@@ -42,6 +42,10 @@ AS_MANY_AS_NEEDED = re.compile(
     r"(?:it\s+takes|needed|necessary)\b",
     re.IGNORECASE,
 )
+# Iterations of something other than the loop: a fuzzer, property tests, a benchmark.
+OTHER_ITERATIONS = re.compile(
+    r"\b(?:fuzz\w*|propert(?:y|ies)|bench\w*|epochs?|retr(?:y|ies)|requests?|hypothesis|"
+    r"quickcheck|proptest|per\s+(?:target|test|case|request))\b", re.IGNORECASE)
 # The caps a prompt states outright (all of `LIMITS` but the BLOCKED-after-N rule).
 _EXPLICIT = LIMITS[:-1]
 
@@ -69,6 +73,8 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
         for pattern in LIMITS:
             for match in pattern.finditer(plain):
                 value = number_value(match.group(1))
+                if value > MAX_ITERATIONS and OTHER_ITERATIONS.search(plain):
+                    continue  # "the property tests run up to 200 iterations each"
                 found.setdefault(line.number * 1000 + value, (value, line))
     if not found:
         found = _loose_caps(texts)

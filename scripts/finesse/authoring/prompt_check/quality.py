@@ -73,7 +73,8 @@ CHECKABLE = re.compile(
     r"(?:warning|error|lint)[- ]free|(?:without|with\s+no|free\s+of)\s+(?:any\s+)?(?:warnings?|"
     r"errors?|failures?|diffs?|findings?)|"
     r"(?:no|zero|0)\s+(?:[\w-]+\s+){0,2}(?:errors?|warnings?|violations?|failures?|issues?|"
-    r"leaks?|offen[cs]es?|diffs?|changes?|matches)|coverage|exists?|contains?|raises?|"
+    r"leaks?|offen[cs]es?|diffs?|changes?|matches|regressions?|crash\w*|panics?)|coverage|"
+    r"exists?|contains?|raises?|"
     r"matches|equals?|(?:is|are)\s+(?:at\s+least|at\s+most|exactly|below|above|under|over|"
     r"between)|(?:under|below|above|over|at\s+least|at\s+most)\s+\d)\b|\d\s*%|[<>]=?\s*\d",
     _I,

@@ -120,9 +120,16 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
             # The command may come in the sentence right after: "After every change, run the
             # tests. The command is `pytest -q`."
             if cadence and (names(text) or _runs_a_command(after)
-                            or _under_commands(doc, index)):
+                            or _under_commands(doc, index) or _code_after(doc, index, text)):
                 return True, sentence.line_at(), ""
     return False, None, FIX
+
+
+def _code_after(doc: Document, index: int, text: str) -> bool:
+    """Whether `text` ends in ':' over a code block of commands ("Run these after every
+    change:" over a fenced `pytest -q`)."""
+    return (text.rstrip(" *_").endswith(":") and index + 1 < len(doc.blocks)
+            and bool(block_commands(doc, index + 1)))
 
 
 def _runs_a_command(text: str) -> bool:

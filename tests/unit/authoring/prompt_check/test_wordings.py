@@ -362,3 +362,25 @@ def test_the_rule_for_giving_up_is_not_also_the_rule_for_changing_course() -> No
 def test_emitting_when_you_think_it_works_is_leave_to_finish() -> None:
     text = edit(RULE, f"{RULE} Output it when you think it's basically working.")
     assert failing(text) == ["zero-ambiguity"]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (AFTER_CHANGE, "Run these after every change:\n\n```\npytest -q\nruff check .\n```"),
+    ("Max iterations: 10", "Max iterations: 10. The property tests run up to 200 iterations "
+                           "each."),
+    (CRITERION, "- No regressions in the full suite"),
+    ("You are iterating on the `--verbose` flag. You have no memory of earlier iterations, so",
+     "You are a senior Python engineer working autonomously.\n\nYou have no memory of earlier "
+     "iterations, so"),
+])
+def test_commands_in_a_block_iterations_of_other_things_and_a_persona_line(
+        old: str, new: str) -> None:
+    assert failing(edit(old, new)) == []
+
+
+def test_a_persona_line_then_the_task_is_still_no_cold_start() -> None:
+    text = edit("You are iterating on the `--verbose` flag. You have no memory of earlier "
+                "iterations, so first check the current state: `git status`, "
+                "`git log --oneline -5`, `pytest -q`.",
+                "You are a senior Python engineer.\n\nAdd a `--verbose` flag to the CLI.")
+    assert failing(text) == ["cold-start"]
