@@ -33,12 +33,15 @@ from finesse.authoring.prompt_check.vocabulary import (
     GUARDRAIL,
     GUARDRAIL_INSIDE,
     HONESTY_TALK,
+    NEGATED_EMIT,
     PROHIBITION_TITLE,
     PROMISE_TALK,
 )
 from finesse.signals import collapse_whitespace
 
 SUBAGENT = re.compile(r"\bsub-?agents?\b", re.IGNORECASE)
+# "Don't output it a moment before that": the promise rule, about "it".
+NEGATED_EMIT_IT = re.compile(rf"{NEGATED_EMIT.pattern}\s+(?:it|that|this)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,7 @@ def guardrails(prompt: Prompt) -> Verdict:
         rule = (GUARDRAIL.search(text) or GUARDRAIL_INSIDE.search(text)
                 or id(sentence.block) in forbidding)
         if not rule or PROMISE_TALK.search(text) or HONESTY_TALK.search(text) or (
-                SUBAGENT.search(text)):
+                SUBAGENT.search(text)) or NEGATED_EMIT_IT.search(text):
             continue
         if any(text in sentence.text for text in promised):
             continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail

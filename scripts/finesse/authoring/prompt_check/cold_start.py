@@ -127,3 +127,12 @@ def _blocks_after(doc: Document, index: int) -> list[Block]:
             after.append(block)
         break
     return after
+
+
+def cold_start_lines(doc: Document) -> frozenset[int]:
+    """The numbers of the lines of the cold start at the top, when the prompt opens with
+    one ("First check the state" there is no phase); none when it opens with the task."""
+    lines = opening(doc)
+    if not lines or not is_cold_start(" ".join(line.text.strip() for line in lines)):
+        return frozenset()
+    return frozenset(line.number for line in lines)

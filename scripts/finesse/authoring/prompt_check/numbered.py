@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from finesse.authoring.prompt_check.cold_start import cold_start_lines
 from finesse.authoring.prompt_check.commands import invocation
 from finesse.authoring.prompt_check.document import Block, Document, Line
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
@@ -52,8 +53,8 @@ def numbered_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     if any(UNORDERED.search(block.text) for _, block in doc.prose()):
         return Phases(())
     # The cold start's own steps; not a whole prompt written as one block of keys.
-    first = doc.opening()
-    opening = {line.number for line in first} if len(first) <= _OPENING_LINES else set()
+    first = cold_start_lines(doc)
+    opening = first if len(first) <= _OPENING_LINES else frozenset()
     skipped = {line.number for item in criteria for line in item.lines}
     starts: list[tuple[int, Line]] = []
     block_of = {line.number: index for index, block in enumerate(doc.blocks)

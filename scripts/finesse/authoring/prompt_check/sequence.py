@@ -5,7 +5,7 @@
   seed's own example);
 - a bulleted list under a heading that says it is in order: "## Requirements (in order)",
   "Order of work".
-The opening paragraph (the cold start) is not searched: "First check the state" is no
+The cold start at the top is not searched: "First check the state" is no
 phase; nor are rules ("If stuck, read the error, then ...") or a list said to be in no
 particular order.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from finesse.authoring.prompt_check.cold_start import cold_start_lines
 from finesse.authoring.prompt_check.document import Block, Document, Line
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.vocabulary import (
@@ -58,7 +59,7 @@ def told_phases(doc: Document) -> Phases:
 
 def _runs(doc: Document) -> list[list[_Unit]]:
     """The sentences of each paragraph, and the items of each list, outside the opening."""
-    opening = {line.number for line in doc.opening()}
+    opening = cold_start_lines(doc)
     runs: list[list[_Unit]] = []
     items: list[_Unit] = []
     last: Block | None = None  # the block before, when it was a paragraph of the runs
@@ -137,16 +138,26 @@ _NAMES_WORK = re.compile(
 _TROUBLE = re.compile(r"\b(?:stuck|blocked|fail\w*|errors?|progress)\b", _I)
 
 
+def _arrows(text: str) -> int:
+    return text.count("\u2192") + text.count("->") + text.count("=>")
+
+
 def _chained(doc: Document) -> Phases:
-    opening = {line.number for line in doc.opening()}
+    opening = cold_start_lines(doc)
     for index, block in doc.prose():
         if block.first.number in opening or _under_rules(doc, index):
             continue
         for sentence in block.sentences():
             text = _ITEM_MARK.sub("", sentence.text.strip())
-            chain = _THEN_CHAIN.search(text) or (
-                None if PROMISE_TAG.search(text) else _ARROW_CHAIN.search(CODE_SPAN.sub("", text)))
-            inline = _INLINE_NUMBERS.search(text)
+            # Each pattern only where its marks are: searched everywhere, they take quadratic
+            # time on a long sentence without them.
+            lower = text.lower()
+            then = lower.count("then") + lower.count("finally") >= 2 and (
+                text.count(",") + text.count(";") >= 2)
+            chain = (_THEN_CHAIN.search(text) if then else None) or (
+                _ARROW_CHAIN.search(CODE_SPAN.sub("", text))
+                if _arrows(text) >= 2 and not PROMISE_TAG.search(text) else None)
+            inline = _INLINE_NUMBERS.search(text) if "1)" in text and "2)" in text else None
             if chain is None and inline and _NAMES_WORK.search(text) and not _TROUBLE.search(
                     text):
                 chain = inline

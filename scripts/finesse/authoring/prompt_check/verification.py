@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from finesse.authoring.prompt_check.cold_start import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.commands import (
     block_commands,
     command_texts,
@@ -52,7 +53,8 @@ EVERY_CHANGE = re.compile(
     r"\b(?:after|following|between|upon)\s+(?:[\w-]+\s+)?(?:changes|edits|modifications|"
     r"commits|saves|fixes|patches)\b|"
     rf"\bafter\s+you(?:['\u2019]ve|\s+have)?\s+(?:\w+\s+)?{_EDITING}|"
-    r"\bas\s+you\s+go\b|\b(?:continuously|constantly|frequently|regularly)\b|"
+    r"\b(?:run|re-?run|execute|test|check|verify)\b(?:[^.;`]|`[^`]*`){0,80}?\b(?:as\s+you\s+go|"
+    r"continuously|constantly|frequently|regularly)\b|"
     r"\bper[- ](?:change|edit|commit|save|fix)\b|"
     r"\b(?:changes?|edits?|increments?)\b[^.]{0,60}?\b(?:after|following)\s+each\s+one\b|"
     r"\bafter\s+(?:every|each|any)\s+(?:small\s+)?step\b|"
@@ -100,6 +102,7 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
                 or (gives_commands and POINTS_AT_COMMANDS.search(text) is not None))
 
     changed = False  # an item of the list so far makes a change: "1. Make one small change."
+    opening = cold_start_lines(doc)
     for index, block in doc.prose():
         if block.kind != "item":
             changed = False
@@ -112,6 +115,8 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
             continue
         sentences = block.sentences()
         for at, sentence in enumerate(sentences):
+            if sentence.line_at().number in opening and is_cold_start(sentence.text):
+                continue  # what to look at first, not what to run after every change
             # "after_every_change: run ..." reads as words.
             text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", sentence.text)
             after = sentences[at + 1].text if at + 1 < len(sentences) else ""

@@ -164,6 +164,7 @@ GUARDRAIL_INSIDE = re.compile(
     r"off\s+the\s+table|not\s+permitted)\b|"
     rf"\bmust\s+(?:not|never)\b|\byou\s+(?:may|should)\s+(?:not|never)\b|\bmustn{_APOSTROPHE}?t\b|"
     r"\brefrain\s+from\b|\bstay\s+away\s+from\b|\bunder\s+no\s+circumstances\b|"
+    rf"\b(?:don{_APOSTROPHE}?t|do\s+not)\s+want\b|"
     rf"\b(?:careful|care|sure(?:\s+you)?)\s+(?:not\s+to|(?:you\s+)?(?:don{_APOSTROPHE}?t|do\s+not|"
     r"never))\b|\bresist\s+the\s+urge\b|"
     rf"^[-*+_\s]*(?:prohibited|forbidden|not\s+allowed|banned|never|don{_APOSTROPHE}?ts|"

@@ -4,6 +4,8 @@ clearly missing still fails."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.unit.authoring.prompt_check.test_validate import BASE, edit, failing
@@ -384,3 +386,46 @@ def test_a_persona_line_then_the_task_is_still_no_cold_start() -> None:
                 "`git log --oneline -5`, `pytest -q`.",
                 "You are a senior Python engineer.\n\nAdd a `--verbose` flag to the CLI.")
     assert failing(text) == ["cold-start"]
+
+
+@pytest.mark.parametrize("text", [
+    "a " * 30_000, "\u2192 " * 20_000, "then, " * 5_000, "1) 2) " * 5_000, ": " * 20_000,
+])
+def test_one_long_sentence_takes_linear_time(text: str) -> None:
+    # The chain patterns are searched only where their marks are; searched on every long
+    # sentence, a lazy group retried from each position took minutes.
+    started = time.monotonic()
+    failing(text)
+    assert time.monotonic() - started < 5
+
+
+def test_the_cold_start_is_no_after_change_rule_and_no_plan() -> None:
+    opening = ("You are iterating on the `--verbose` flag with no memory, so get your bearings "
+               "first: run `pytest -q`, and keep `NOTES.md` updated as you go.")
+    text = edit("Run `pytest -q` after every change.\n\n", "", edit(
+        "You are iterating on the `--verbose` flag. You have no memory of earlier iterations, "
+        "so first check the current state: `git status`, `git log --oneline -5`, `pytest -q`.",
+        opening))
+    assert failing(text) == ["verification-commands"]
+
+
+def test_a_plan_paragraph_first_is_still_a_plan_when_the_cold_start_is_missing() -> None:
+    text = edit("You are iterating on the `--verbose` flag. You have no memory of earlier "
+                "iterations, so first check the current state: `git status`, "
+                "`git log --oneline -5`, `pytest -q`.",
+                "First, parse the flag (`pytest -q -k parse`). Then print debug lines "
+                "(`pytest -q`). Finally, document it in the README.")
+    assert failing(text) == ["cold-start"]
+
+
+@pytest.mark.parametrize("rule", [
+    "Some things I really don't want: new dependencies, global state.",
+])
+def test_what_the_writer_does_not_want_is_a_guardrail(rule: str) -> None:
+    assert failing(edit("Do not add dependencies.", rule)) == []
+
+
+def test_dont_output_it_early_is_the_promise_rule_not_a_guardrail() -> None:
+    text = edit("Do not add dependencies.\n\n", "", edit(RULE, "Don't output it a moment "
+                                                                "before that."))
+    assert failing(text) == ["guardrails"]
