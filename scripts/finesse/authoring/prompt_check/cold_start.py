@@ -24,12 +24,12 @@ from finesse.authoring.prompt_check.document import Block, Document, Line
 
 _I = re.IGNORECASE
 _DONE = (r"(?:done|finished|complete[d]?|implemented|in\s+place|left|remaining|remains?|"
-         r"pending|passing|failing|green|red|ticked(?:\s+off)?|checked\s+off|next|outstanding|"
-         r"missing|working|broken|there)")
-# The agent re-reads the prompt with no memory.
+         r"pending|passing|failing|green|red|ticked(?:\s+off)?|checked\s+off|next|outstanding)")
+# The agent re-reads the prompt with no memory (with a narrow look at the state, below).
 ITERATING = re.compile(
-    r"\biterat\w*|\bloop\w*|\bre-?(?:enter\w*|run|read|orient\w*|start\w*)\b|\bagain\b|"
-    r"\bno\s+memory\b|\bmemory\b|\bremember\w*|\brecollection\b|\bforget\w*|"
+    r"\biterat\w*|\bloop\b|\bre-?(?:enter\w*|orient\w*)\b|\bagain\b|"
+    r"\b(?:no|without|zero|blank|empty)\s+(?:memory|recollection)\b|\bmemory\s+(?:of|between)\b|"
+    r"\bremember\w*|\brecollection\b|\bforget\w*|"
     r"\bprevious\s+(?:runs?|iterations?|attempts?|sessions?|passes)\b|"
     r"\bfresh\b|\bfrom\s+scratch\b|\bcold\b|\bblank\s+slate\b|\bempty\s+head\b|\bresum\w*|"
     r"\bcontinu\w*|\bpick(?:ing)?\s+(?:this|it|up)\b|\bcarr(?:y|ies)\s+over\b|\bpersists?\b|"
@@ -37,51 +37,76 @@ ITERATING = re.compile(
     r"\b(?:each|every)\s+(?:time|run|session|invocation|pass|turn|round|iteration|start)\b",
     _I,
 )
-# The first paragraph says only that the loop starts fresh: the next one may go on with it.
+# Strong signs of a loop without memory: with them, any look at the repo is a cold start.
 _FRESH = re.compile(
-    r"\biterat\w*|\bloop\b|\b(?:no|without|zero|blank|empty)\s+(?:memory|recollection)\b|"
-    r"\bmemory\s+of\b|\bremember\w*|\bfresh\b|\bblank\s+slate\b|\bempty\s+head\b|"
-    r"\bstarts?\s+cold\b|\bcarr(?:y|ies)\s+over\b|\b(?:earlier|previous|prior)\s+(?:runs?|"
-    r"passes|iterations?)\b", _I)
+    r"\biterat\w*|\bloop\b(?!\s+over)|\b(?:no|without|zero|blank|empty)\s+(?:memory|"
+    r"recollection)\b|\bmemory\s+(?:of|between)\b|\bremember\w*|\bfresh\b|\bblank\s+slate\b|"
+    r"\bempty\s+head\b|\bstarts?\s+cold\b|\bcarr(?:y|ies)\s+over\b|\b(?:earlier|previous|prior)"
+    r"\s+(?:runs?|passes|iterations?)\b|\b(?:each|every)\s+(?:iteration|run|pass|time\s+you\s+"
+    r"start)\b", _I)
 # A first paragraph that only says who the agent is: "You are a senior Go engineer."
 _PERSONA = re.compile(
     r"^[*_]*(?:you\s+are|you['\u2019]re|act\s+as|role:)\b[^.!?]{0,160}[.!?]?[*_]*$", _I)
+_UNITS = r"(?:phases?|steps?|stages?|items?|tasks?|parts?|milestones?|requirements?|checks?|ones)"
 # Pointing at the state itself.
 STATE = re.compile(
     r"\bgit\s+(?:status|log|diff|show)\b|\bcurrent\s+(?:state|status)\b|"
     r"\bstate\s+of\s+(?:the\s+)?(?:repo\w*|code\w*|tests?|work|tree|project|things)\b|"
     r"\bwhere\s+(?:things|it|you|we|the\s+\w+|work)\s+(?:stands?|are|is|got\s+to|left\s+off)\b|"
     r"\bleft\s+off\b|\bhow\s+far\b|\bpick\s+up\s+(?:where|from)\b|\bresume\s+(?:from|where|at)\b|"
-    rf"\bwhat\b[^.;]{{0,40}}?\b(?:already\s+)?(?:been\s+)?(?:{_DONE}|exists?|left\s+behind)\b|"
-    r"\b(?:inventory|on\s+disk)\b|"
-    rf"\bwhich\b.{{0,60}}?\b(?:are|is|were|have\s+been)\s+(?:already\s+)?{_DONE}\b|"
-    r"\balready\s+(?:been\s+)?(?:done|finished|complete[d]?|implemented|in\s+place|exists?|"
-    r"ticked|passing)\b|"
-    r"\b(?:progress|notes|status|todo|checklist)\w*\.(?:md|txt|json)\b|"
+    rf"\bwhat(?:['\u2019]s|\s+is|\s+has|\s+was)?\s+(?:already\s+)?(?:been\s+)?{_DONE}\b|"
+    rf"\bwhat\s+(?:the\s+)?(?:last|previous|earlier)\s+\w+\s+(?:did|left|finished)\b|"
+    rf"\bwhich\s+(?:of\s+the\s+)?(?:[\w-]+\s+){{0,2}}?{_UNITS}\s+(?:[\w-]+\s+){{0,3}}?(?:are|is|"
+    rf"were|have\s+been)\s+(?:already\s+)?{_DONE}\b|"
+    rf"\bwhich\s+(?:of\s+the\s+)?(?:[\w-]+\s+){{0,2}}?{_UNITS}\s+(?:already\s+)?(?:pass|fail|"
+    r"remain)\w*\b|"
+    r"\balready\s+(?:been\s+)?(?:done|finished|complete[d]?|implemented|in\s+place|ticked|"
+    r"passing)\b|"
+    r"\b(?:progress|notes|status|todo|checklist|worklog)\w*\.(?:md|txt|json)\b|"
     r"\b(?:progress|notes|status)\s+(?:file|log|notes)\b|\b(?:the\s+)?checklist\b|"
-    rf"\b(?:figure|work|find)\s+out\b.{{0,60}}?\b(?:{_DONE}|stands?|where|which|what)\b|"
-    r"\bwhich\s+(?:[\w-]+\s+){0,3}?(?:pass|fail|remain|work)\w*\b|\bbearings\b|"
-    r"\b(?:determine|identify|establish|assess\w*|decide|confirm|orient\w*|take\s+stock)\b",
+    rf"\b(?:figure|work|find)\s+out\b.{{0,60}}?\b(?:{_DONE}|stands?|where\s+(?:you|things|it))\b|"
+    rf"\b(?:determine|identify|establish|assess\w*|decide|confirm|see|note)\b.{{0,60}}?"
+    rf"\b(?:{_DONE}|stands?)\b|\bbearings\b|\borient\w*\b|\btake\s+stock\b",
     _I,
 )
 # Running or reading something: the tests, the log, the code.
+# Told, not described: the verb opens a clause or follows "first", "then", "to", "by"...
+_TOLD = (r"(?:^|(?<=[.:;,(\u2014\u2013-])\s*|\b(?:first|then|and|please|to|by|should|must|"
+         r"always|also|you|now|next|just|so|but|or|simply)\s+)")
+_LOOK_VERB = (r"(?:check\w*|inspect\w*|review\w*|look\w*\s+(?:at|in|over|through|there)|"
+              r"read\w*|run\w*|ran|examin\w*|skim\w*|open\w*|scan\w*|consult\w*|build\w*|"
+              r"compil\w*|survey\w*|explor\w*|execut\w*)")
+_LOOK_NOUN = (r"(?:state|status|progress|tests?|suite|specs?|notes|log|diff|results?|output|"
+              r"repo\w*|code|files?|tree|checklist|history|commits?)")
 LOOK = re.compile(
-    r"\b(?:check\w*|inspect\w*|review\w*|look\w*\s+(?:at|in|over|through|there)|read\w*|"
-    r"run\w*|ran|examin\w*|skim\w*|open\w*|scan\w*|consult\w*|build\w*|compil\w*|"
-    r"survey\w*|explor\w*)\b.{0,60}?"
-    r"\b(?:state|status|progress|tests?|suite|specs?|notes|log|diff|results?|output|repo\w*|"
-    r"code|files?|tree|checklist|history|commits?)\b|"
+    rf"{_TOLD}{_LOOK_VERB}\b.{{0,60}}?\b{_LOOK_NOUN}\b|"
     r"\b(?:first|before\s+(?:anything|doing|you|touching|changing|starting)|start\s+(?:by|with)|"
     r"begin\s+(?:by|with))\b.{0,80}?`[^`]+`|"
-    r"\b(?:run\w*|ran|execut\w*|read\w*|open\w*|check\w*|inspect\w*|look\w*\s+at|review\w*|"
-    r"skim\w*|consult\w*)\b[^.]{0,20}?`[^`]+`",
+    rf"{_TOLD}{_LOOK_VERB}\b[^.]{{0,20}}?`[^`]+`",
     _I,
 )
+# The narrow look that a weaker sign of iterating ("again", "continue") needs.
+NARROW_LOOK = re.compile(
+    r"\b(?:check|inspect|review|look\s+at|read|run|examine)\b.{0,60}?\b(?:state|status|"
+    r"progress|tests?|notes|log|diff|results?|output)\b", _I)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def is_cold_start(text: str) -> bool:
-    """Whether `text` tells the agent to look at the current state (see the module doc)."""
-    return bool(STATE.search(text) or (ITERATING.search(text) and LOOK.search(text)))
+    """Whether `text` tells the agent to look at the current state (see the module doc): a
+    sign of the loop and a look at the repo count together in one sentence or two in a
+    row, not from the two ends of a long background paragraph."""
+    if STATE.search(text):
+        return True
+    sentences = _SENTENCE_END.split(text)
+    for at in range(len(sentences)):
+        pair = " ".join(sentences[at:at + 2])
+        if (_FRESH.search(pair) and LOOK.search(pair)) or (
+                ITERATING.search(pair) and NARROW_LOOK.search(pair)):
+            return True
+    return False
 
 
 def opening(doc: Document) -> list[Line]:
@@ -97,7 +122,10 @@ def opening(doc: Document) -> list[Line]:
     code = [Line(line.number, f"`{line.text.strip()}`") for item in following[:1]
             if item.kind == "code" for line in item.lines[1:-1]]
     lines += code
-    if block.kind == "item":
+    # A list first is the cold start's own list only when its heading or first item says so.
+    if block.kind == "item" and is_cold_start(" ".join(line.text for line in lines)) is False and (
+            _FRESH.search(" ".join(line.text for line in lines))
+            or LOOK.search(block.text) or STATE.search(block.text)):
         lines += [line for item in following if item.kind == "item"
                   for line in item.lines if line.number not in taken]
     elif (following and (_FRESH.search(block.text) or _PERSONA.match(block.text))

@@ -429,3 +429,18 @@ def test_dont_output_it_early_is_the_promise_rule_not_a_guardrail() -> None:
     text = edit("Do not add dependencies.\n\n", "", edit(RULE, "Don't output it a moment "
                                                                 "before that."))
     assert failing(text) == ["guardrails"]
+
+
+@pytest.mark.parametrize("opening", [
+    # A task first that mentions the loop and, far from it, tells the agent to check
+    # something: no cold start.
+    "The `--verbose` flag is used by two tools that read and rewrite config files. The goal "
+    "of this loop is to add it to the CLI. The output should help with debugging. Both "
+    "modes need tests. If you believe a case is wrong, check it against the spec text in "
+    "`docs/spec.md`.",
+    "The task is to make `cli/main.py` print debug lines; this part is done when "
+    "`pytest -q` passes, which checks that no debug line is left when the flag is off.",
+])
+def test_a_background_or_task_paragraph_first_is_no_cold_start(opening: str) -> None:
+    text = edit(FIRST, opening)
+    assert "cold-start" in failing(text)
