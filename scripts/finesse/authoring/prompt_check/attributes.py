@@ -166,8 +166,9 @@ def guardrails(prompt: Prompt) -> Verdict:
     not the subagents' own rules."""
     doc = prompt.doc
     promised = {tag.text for tag in prompt.tags if tag.text}
-    forbidding = {id(block) for index, block in doc.prose() if block.kind == "item" and any(
-        PROHIBITION_TITLE.search(heading.title) for heading in doc.headings_over(index))}
+    forbidding = {id(block) for index, block in doc.prose() if block.kind == "item" and (any(
+        PROHIBITION_TITLE.search(heading.title) for heading in doc.headings_over(index))
+        or _under_prohibiting_key(doc, index))}
     for sentence in doc.sentences():
         text = sentence.text
         rule = (GUARDRAIL.search(text) or GUARDRAIL_INSIDE.search(text)
@@ -179,6 +180,17 @@ def guardrails(prompt: Prompt) -> Verdict:
             continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail
         return _ok(sentence.line_at())
     return _fail(None, "add explicit rules such as '- Do not delete or skip failing tests.'")
+
+
+def _under_prohibiting_key(doc: Document, index: int) -> bool:
+    """Whether the list holding item `index` hangs under a line like "do_not:" or "Never:"
+    (a key of a prompt written as YAML-style keys)."""
+    first = index
+    while first > 0 and doc.blocks[first - 1].kind == "item":
+        first -= 1
+    number = doc.blocks[first].first.number
+    above = doc.lines[number - 2].text.replace("_", " ").strip() if number > 1 else ""
+    return above.endswith(":") and bool(PROHIBITION_TITLE.search(above))
 
 
 def scoped_context(prompt: Prompt) -> Verdict:

@@ -39,7 +39,10 @@ ITERATING = re.compile(
 )
 # Strong signs of a loop without memory: with them, any look at the repo is a cold start.
 _FRESH = re.compile(
-    r"\biterat\w*|\bloop\b(?!\s+over)|\b(?:no|without|zero|blank|empty)\s+(?:memory|"
+    r"\biterat(?:ing|es?|ive)\b|\biteration\b(?!\s*(?:limit|cap|budget|count|max\w*|:))|"
+    r"\b(?:previous|earlier|prior|between|across|past|other|separate)\s+iterations\b|"
+    r"\biterations\s+(?:do\s+not|don['\u2019]t|share|are\s+stateless|start)\b|"
+    r"\bloop\b(?!\s+over)|\b(?:no|without|zero|blank|empty)\s+(?:memory|"
     r"recollection)\b|\bmemory\s+(?:of|between)\b|\bremember\w*|\bfresh\b|\bblank\s+slate\b|"
     r"\bempty\s+head\b|\bstarts?\s+cold\b|\bcarr(?:y|ies)\s+over\b|\b(?:earlier|previous|prior)"
     r"\s+(?:runs?|passes|iterations?)\b|\b(?:each|every)\s+(?:iteration|run|pass|time\s+you\s+"

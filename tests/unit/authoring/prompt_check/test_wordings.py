@@ -444,3 +444,8 @@ def test_dont_output_it_early_is_the_promise_rule_not_a_guardrail() -> None:
 def test_a_background_or_task_paragraph_first_is_no_cold_start(opening: str) -> None:
     text = edit(FIRST, opening)
     assert "cold-start" in failing(text)
+
+
+def test_items_under_a_do_not_key_are_guardrails() -> None:
+    text = edit("Do not add dependencies.", "do_not:\n  - add dependencies\n  - delete tests")
+    assert failing(text) == []
