@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from finesse.authoring.prompt_check.cold_start import ITERATING, is_cold_start, opening
 from finesse.authoring.prompt_check.criteria import (
     completion_conditions,
     phase_criteria,
@@ -24,23 +25,23 @@ from finesse.authoring.prompt_check.limits import iteration_limit as capped
 from finesse.authoring.prompt_check.quality import NAMES_THE_WORK, checkable, vague_word
 from finesse.authoring.prompt_check.scope import find_scope
 from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.stuck import failure_instructions as stuck_rules
 from finesse.authoring.prompt_check.verification import (
     verification_commands as run_after_every_change,
 )
 from finesse.authoring.prompt_check.vocabulary import (
-    ALTERNATIVE,
-    CURRENT_STATE,
-    GIVE_UP,
     GUARDRAIL,
+    GUARDRAIL_INSIDE,
     HONESTY_TALK,
-    ITERATING,
+    NEGATED_EMIT,
+    PROHIBITION_TITLE,
     PROMISE_TALK,
-    REPEATED,
-    STOP,
-    TROUBLE,
-    WHEN_STUCK,
 )
 from finesse.signals import collapse_whitespace
+
+SUBAGENT = re.compile(r"\bsub-?agents?\b", re.IGNORECASE)
+# "Don't output it a moment before that": the promise rule, about "it".
+NEGATED_EMIT_IT = re.compile(rf"{NEGATED_EMIT.pattern}\s+(?:it|that|this)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
     checked = phase_criteria(prompt)
     items = [(item.text, item.first) for item in prompt.criteria if id(item) not in checked]
     for text, line in [*conditions, *items]:
-        word = vague_word(text, prompt.command_names)
+        word = vague_word(text, prompt.tool_names)
         if word:
             return _fail(line, f"replace '{word}' with a command and its expected result, "
                                "e.g. '`ruff check .` exits 0'")
@@ -85,13 +86,13 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
         if phase_verified(phase, prompt.command_names):
             continue
         for text, line in phase_statements(phase):
-            word = vague_word(text, prompt.command_names)
+            word = vague_word(text, prompt.tool_names)
             if word:
                 return _fail(line, f"replace '{word}' with a command and its expected "
                                    f"result, or give phase {phase.number} a 'Verify: "
                                    "`<command>`' line")
     for text, line in items:
-        if not checkable(text):
+        if not checkable(text) and not NAMES_THE_WORK.search(text):
             return _fail(line, "make this criterion a command with an expected result, "
                                "e.g. '`pytest -q` exits 0'")
     for text, line in conditions:
@@ -128,15 +129,9 @@ def completion_signal(prompt: Prompt) -> Verdict:
 
 
 def failure_instructions(prompt: Prompt) -> Verdict:
-    """What to do when stuck: change approach when the same error comes back (or "if you get
-    stuck, step back and try a different approach"), and give up (output
-    <promise>BLOCKED</promise>, or write the blocker down and stop) when blocked."""
-    doc = prompt.doc
-    repeated = _first_sentence_line(doc, REPEATED, also=TROUBLE) or next(
-        (sentence.line_at() for sentence in doc.sentences() if ALTERNATIVE.search(sentence.text)
-         and TROUBLE.search(sentence.text) and WHEN_STUCK.search(sentence.text)), None)
-    blocked = next((tag.line for tag in prompt.tags if tag.blocked), None)
-    gives_up = blocked or _first_sentence_line(doc, GIVE_UP, also=STOP)
+    """What to do when stuck: change course when the same trouble comes back, and give up
+    (output <promise>BLOCKED</promise>, or stop) when blocked: `stuck`."""
+    repeated, gives_up = stuck_rules(prompt)
     if repeated and gives_up:
         return _ok(repeated)
     if repeated:
@@ -165,16 +160,37 @@ def verification_commands(prompt: Prompt) -> Verdict:
 
 
 def guardrails(prompt: Prompt) -> Verdict:
+    """A rule that forbids: opening with "Do not", "Never", "No ...", "Avoid"; a prohibition
+    inside a sentence ("must not", "is forbidden", "refrain from"); or an item under a
+    heading that forbids ("Don'ts", "Never"). Not the promise rule, not an honesty clause,
+    not the subagents' own rules."""
     doc = prompt.doc
     promised = {tag.text for tag in prompt.tags if tag.text}
+    forbidding = {id(block) for index, block in doc.prose() if block.kind == "item" and (any(
+        PROHIBITION_TITLE.search(heading.title) for heading in doc.headings_over(index))
+        or _under_prohibiting_key(doc, index))}
     for sentence in doc.sentences():
-        if not GUARDRAIL.search(sentence.text) or PROMISE_TALK.search(sentence.text) or (
-                HONESTY_TALK.search(sentence.text)):
+        text = sentence.text
+        rule = (GUARDRAIL.search(text) or GUARDRAIL_INSIDE.search(text)
+                or id(sentence.block) in forbidding)
+        if not rule or PROMISE_TALK.search(text) or HONESTY_TALK.search(text) or (
+                SUBAGENT.search(text)) or NEGATED_EMIT_IT.search(text):
             continue
         if any(text in sentence.text for text in promised):
             continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail
         return _ok(sentence.line_at())
     return _fail(None, "add explicit rules such as '- Do not delete or skip failing tests.'")
+
+
+def _under_prohibiting_key(doc: Document, index: int) -> bool:
+    """Whether the list holding item `index` hangs under a line like "do_not:" or "Never:"
+    (a key of a prompt written as YAML-style keys)."""
+    first = index
+    while first > 0 and doc.blocks[first - 1].kind == "item":
+        first -= 1
+    number = doc.blocks[first].first.number
+    above = doc.lines[number - 2].text.replace("_", " ").strip() if number > 1 else ""
+    return above.endswith(":") and bool(PROHIBITION_TITLE.search(above))
 
 
 def scoped_context(prompt: Prompt) -> Verdict:
@@ -193,22 +209,27 @@ def scoped_context(prompt: Prompt) -> Verdict:
 
 
 def cold_start(prompt: Prompt) -> Verdict:
+    """The opening tells the agent to look at the current state: `cold_start`."""
     doc = prompt.doc
-    opening = doc.opening()
-    if not opening:
+    lines = opening(doc)
+    if not lines:
         return _fail(None, "open with 'You are iterating on <task>. First check the current "
                            "state: `git status`, `git log`, the tests.'")
-    text = " ".join(line.text.strip() for line in opening)
-    iterating, state = ITERATING.search(text), CURRENT_STATE.search(text)
-    if iterating and state:
-        return _ok(opening[0])
-    later = _first_sentence_line(doc, ITERATING, also=CURRENT_STATE)
-    if later is not None and later.number > opening[-1].number:
-        return _fail(opening[0], f"move the cold-start paragraph (line {later.number}) to the "
-                                 "top, before anything else")
+    text = " ".join(line.text.strip() for line in lines)
+    first = doc.opening()[0]
+    if is_cold_start(text):
+        return _ok(first)
+    later = next((sentence.line_at() for _, block in doc.prose()
+                  if block.kind != "heading" and ITERATING.search(block.text)
+                  and is_cold_start(block.text)
+                  for sentence in block.sentences()[:1]), None)
+    if later is not None and later.number > lines[-1].number:
+        return _fail(first, f"move the cold-start paragraph (line {later.number}) to the "
+                            "top, before anything else")
     missing = ("to check the current state first (`git status`, `git log`, the tests)"
-               if iterating else "that it is iterating with no memory of earlier iterations")
-    return _fail(opening[0], f"make the first paragraph tell the agent {missing}")
+               if ITERATING.search(text) else
+               "that it is iterating with no memory of earlier iterations")
+    return _fail(first, f"make the first paragraph tell the agent {missing}")
 
 
 def iteration_limit(prompt: Prompt) -> Verdict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Block, Line
-from finesse.authoring.prompt_check.done import NEGATED_CLAIM
+from finesse.authoring.prompt_check.holdback import NEGATED_CLAIM
 from finesse.authoring.prompt_check.phase_model import Phase
 from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
 from finesse.authoring.prompt_check.quality import vague_word as vague_word  # spec_fields
@@ -27,6 +27,13 @@ from finesse.authoring.prompt_check.vocabulary import (
 _CRITERION_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+\S")
 # A phase line that goes on after its name: "**Step 1 — Verify.** `x` should check ...".
 _SENTENCE_THEN_MORE = re.compile(r"[.!?][*_]*\s+\S")
+# A command the phase runs, or gives under any label: "Run `pytest -q` to confirm", "Test:
+# `pytest -q`", "Gate: `make check`".
+RUN_OR_LABEL = re.compile(
+    r"\b(?:run|re-?run|execute|rerun)\s+`([^`]+)`|"
+    r"(?:^|[.;]\s|\s[-*]\s|^\s*[-*]\s)[*_]*[A-Za-z][\w-]*(?:\s+[\w-]+){0,2}[*_]*\s*:[*_]*"
+    r"\s*`([^`]+)`",
+    re.I)
 _DONE_LABEL = re.compile(
     r"^[\s*_]*(?:done|complete|completion|finished|finish|success|signal)[\s*_:]*$", re.I)
 
@@ -37,7 +44,7 @@ def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:
     ending in ':' introduces the list of criteria: the items are the conditions then."""
     found = [(condition, _line_of(tag, condition)) for tag in prompt.signals
              if tag.sentence is None or not _introduces_list(tag.sentence.text)
-             for condition in [_condition(tag)]]
+             for condition in [signal_condition(tag)]]
     if not prompt.signals:
         for sentence in prompt.doc.sentences():
             text = sentence.text
@@ -61,11 +68,12 @@ def _introduces_list(text: str) -> bool:
     return text.rstrip(" *_").endswith(":")
 
 
-def _condition(tag: PromiseTag) -> str:
+def signal_condition(tag: PromiseTag) -> str:
     """The condition of a signal; for "... pass in the same iteration. Then output <promise>X
     </promise>", the sentence before it."""
     sentence = tag.sentence
-    if sentence is not None and THEN.match(sentence.text):
+    if sentence is not None and THEN.match(re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "",
+                                                  sentence.text)):
         earlier = [s for s in sentence.block.sentences() if s.offset < sentence.offset]
         # "Then, and only then, output ..." under the list of criteria: they are the condition.
         return earlier[-1].text if earlier else ""
@@ -91,6 +99,9 @@ def phase_verified(phase: Phase, names: frozenset[str] = frozenset()) -> bool:
                 re.match(rf"{re.escape(name)}(?![\w-])", named) for name in names)):
             return True
         if any(looks_like_command(span) for span in COMMAND_ARROW.findall(text)):
+            return True
+        if any(looks_like_command(match.group(1) or match.group(2))
+               for match in RUN_OR_LABEL.finditer(text)):
             return True
         spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
         if CHECKABLE.search(CODE_SPAN.sub(" ", text)) and any(

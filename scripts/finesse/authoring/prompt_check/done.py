@@ -1,97 +1,60 @@
 """Attribute 10, zero ambiguity about "done": the prompt leaves the agent no room to
 convince itself it is done when it is not.
 
-A sentence withholds the completion promise, or the claim of being done, until every
-criterion holds; people write it in several ways:
-- the seed's "Do not output the completion promise unless every criterion is met", "Only
-  output X when all checks pass", "Never print DONE if any test fails", "Done only when
-  steps 1-3 all verify";
-- a refusal to call the work done while something fails: "Never call it done with anything
-  red", "Don't treat it as finished while any grep prints something", "If even one row
-  doesn't, you're not done", "If anything is red, keep working", "Any warning left = not
-  done", "Outputting the promise before every check passes is forbidden";
-- right after a signal that waits for every criterion ("Output X when all 3 checks pass."),
-  a short rule that holds it back until then: "Not before.", "Only if true.", "If that's
-  not true, don't print it.", "No partial credit.", "Don't output the promise early."
-An honesty clause alone ("don't output it just to get out of the loop") is not enough, and
-a permission to finish anyway ("close enough is fine", "print it anyway", "if you're fairly
-confident it's basically there") undoes the rule.
+It passes on either of two signs (their words: `holdback`):
+- anywhere, a rule that withholds the promise, or the claim of being done, until every
+  criterion holds: "Do not output the completion promise unless every criterion is met",
+  "Never call it done with anything red", "If anything is red it isn't done",
+  "Outputting the promise before every check passes is forbidden";
+- a signal that waits for every criterion ("Output X when ALL phases verify"), and a cue
+  that holds it back, in the completion section around it (the signal's paragraph, the
+  criteria under it and what follows about the promise, or the whole section under a
+  "Completion"/"Done" heading) or in any sentence about the promise: "— not a moment
+  earlier", "Not before.", "This must be unequivocally true", "don't fudge it", "never on a
+  hunch", "no exceptions", "Only then".
+A permission to finish anyway ("close enough is fine", "print it anyway", "if you're fairly
+confident it's basically there") fails the attribute whatever else the prompt says, unless
+the same sentence refuses ("even if you're fairly confident, don't print it until ...").
+An honesty clause alone ("don't output it just to get out of the loop") is not enough.
 """
 
 from __future__ import annotations
 
 import re
 
-from finesse.authoring.prompt_check.document import Line, Sentence
+from finesse.authoring.prompt_check.criteria import signal_condition
+from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence
+from finesse.authoring.prompt_check.holdback import (
+    CUE,
+    EARLY,
+    GERUND_REFUSAL,
+    LENIENT,
+    NEGATED_BEFORE,
+    NEGATED_CLAIM,
+    NOT_DONE,
+    ONLY_EMIT,
+    PASSIVE_NEGATED_EMIT,
+    STRONG_CUE,
+    UNIVERSAL,
+    UNTIL_ALL,
+    WHILE_NOT,
+)
 from finesse.authoring.prompt_check.structure import Prompt
 from finesse.authoring.prompt_check.vocabulary import (
+    EMIT,
     EMIT_WORDS,
     NEGATED_EMIT,
-    NEGATION_WORDS,
+    PROMISE_TAG,
     PROMISE_TALK,
 )
 
 _I = re.IGNORECASE
-_APOSTROPHE = r"['\u2019]"
-_ALL = r"\b(?:all|every(?:thing)?|each|both|100\s*%|fully|completely)\b"
-# Something still failing: "if any test fails", "while any grep prints something", "with
-# anything red", "if even one row doesn't", "any warning left".
-_FAILING = (rf"(?:\b(?:fail\w*|red|not\s+(?:met|pass\w*|true|green)|unmet|false|broken|left|"
-            rf"remain\w*|(?:returns?|prints?|reports?|shows?)\s+\w+)|n{_APOSTROPHE}t\b)")
-UNTIL_ALL = re.compile(
-    rf"\b(?:unless|until|before|except)\b.{{0,80}}?{_ALL}|"
-    r"\b(?:if|while|when|with|as\s+long\s+as)\s+(?:even\s+)?(?:any|anything|a\s+single|one|"
-    rf"some|a|an)\b.{{0,60}}?{_FAILING}|"
-    r"\bany\s+(?:[\w-]+\s+){0,3}?(?:left|remaining|failing|red|open)\b|"
-    rf"\bonly\b.{{0,80}}?\b(?:when|if|once|after)\b.{{0,80}}?{_ALL}",
-    _I,
-)
-# Holding the promise (or the word "done") back.
-PASSIVE_NEGATED_EMIT = re.compile(
-    r"\b(?:must|should|may)\s+(?:not|never)\s+be\s+(?:output|printed|emitted|said|sent)\b", _I
-)
-ONLY_EMIT = re.compile(
-    rf"\bonly\s+(?:[\w-]+\s+){{0,2}}?{EMIT_WORDS}\b|"
-    rf"\b{EMIT_WORDS}\s+(?:[\w<>/-]+\s+){{0,4}}?only\s+(?:when|if|once|after)\b|"
-    r"\b(?:done|complete|finished)\b[^.]{0,20}?\bonly\s+(?:when|if|once|after)\b", _I)
-NEGATED_CLAIM = re.compile(
-    rf"\b{NEGATION_WORDS}\s+(?:[\w-]+\s+){{0,2}}?(?:call|treat|consider|mark|declare|claim|"
-    r"report)\w*\s+(?:it|this|that|the\s+\w+|yourself|the\s+\w+\s+\w+)?\s*(?:as\s+)?"
-    r"(?:done|finished|complete|completed)\b", _I)
-# "Outputting the promise before every check passes is forbidden", "Printing it any earlier,
-# or with anything failing, is a lie — don't."
-GERUND_REFUSAL = re.compile(
-    r"\b(?:outputt?|print|emitt|claim|declar|say|writ)ing\b.{0,100}?(?:\b(?:is|would\s+be)\s+"
-    r"(?:a\s+lie|lying|forbidden|not\s+allowed|wrong|a\s+failure)\b|[\u2014-]\s*don['\u2019]?t\b)",
-    _I)
-_EARLY = re.compile(r"\b(?:early|earlier|prematurely|too\s+soon|before)\b", _I)
-NOT_DONE = re.compile(
-    rf"(?:\b(?:you{_APOSTROPHE}re|you\s+are|it{_APOSTROPHE}s|it\s+is|(?:that|this)\s+is)|=)\s*not\s+"
-    r"(?:yet\s+)?(?:done|finished|complete)\b|"
-    r"\bkeep\s+(?:working|going|iterating|looping|fixing)\b", _I)
-# "Output it only when ...": the promise named in the sentence before.
 EMIT_PRONOUN = re.compile(rf"\b{EMIT_WORDS}\s+(?:it|that|this)\b", _I)
 DONE_WORDS = r"<promise>|\bpromise\b|\bcompletion\b|\bcomplete\b|\bdone\b|\bfinished\b"
-# Right after a signal that waits for every criterion: "Not before.", "Only if true.".
-FOLLOW_UP = re.compile(
-    r"^[*_\"'(\u201c]*(?:not\s+(?:(?:a|one)\s+(?:moment|second|minute|iteration)\s+)?"
-    r"(?:before|earlier|sooner|until\s+then)\b|until\s+(?:then|that\s+(?:point|moment|happens))\b|"
-    r"only\s+(?:if|when|"
-    r"once|then)\b|no\s+partial\s+credit\b|no\s+exceptions\b|not\s+[\"'\u201c]?(?:mostly|"
-    r"almost|nearly|approximately|partially)\b)|"
-    r"\bif\s+(?:that|this|it|any\s+of\s+(?:that|this|it|them))(?:['\u2019]s|\s+is|\s+are)?\s+"
-    r"not\s+(?:true|so|the\s+case|met)\b|"
-    rf"\b{NEGATION_WORDS}\s+(?:[\w-]+\s+){{0,3}}?{EMIT_WORDS}\b[^.]{{0,40}}?\b(?:early|"
-    r"prematurely|too\s+soon|before\s+then)\b", _I)
-# Permission to finish when not everything holds.
-LENIENT = re.compile(
-    rf"\b{EMIT_WORDS}\s+(?:[\w<>/-]+\s+){{0,4}}?anyway\b|\bgo\s+ahead\s+and\s+{EMIT_WORDS}\b|"
-    r"\b(?:close|good)\s+enough\s+(?:is|are|will\s+do)\b|"
-    r"\b(?:fairly|reasonably|pretty|mostly|somewhat)\s+(?:confident|sure|certain)\b|"
-    r"\bbasically\s+(?:there|done|finished|complete|green)\b|"
-    r"\b(?:leftovers?|minor\s+(?:issues|failures|warnings|problems|gaps))\s+(?:is|are)\s+"
-    r"(?:fine|ok|okay|acceptable)\b", _I)
-_NEGATED_BEFORE = re.compile(rf"\b(?:no|not|never|n{_APOSTROPHE}t)\W+(?:\w+\W+)?$", _I)
+_BLOCKED = re.compile(r"<promise>\s*BLOCKED\s*</promise>", _I)
+# A heading over the completion section: "## Completion", "**Done**", "Finish line".
+_COMPLETION_TITLE = re.compile(
+    r"\b(?:done|complet\w*|finish\w*|exit|signal|promise|success|end|wrap\w*)\b", _I)
 
 FIX = "add 'Do not output the completion promise unless every criterion above is met.'"
 LENIENT_FIX = ("remove the permission to finish anyway: output the promise only when every "
@@ -108,50 +71,124 @@ def zero_ambiguity(prompt: Prompt) -> tuple[bool, Line | None, str]:
             return False, sentence.line_at(lenient), LENIENT_FIX
     promised = sorted({re.escape(tag.text) for tag in prompt.tags if tag.text})
     done = re.compile("|".join([DONE_WORDS, *promised]), _I)
-    followed = _followed_sentences(prompt, sentences)
     before = ""
-    for position, sentence in enumerate(sentences):
-        text = sentence.text
-        withheld = (NEGATED_EMIT.search(text) or PASSIVE_NEGATED_EMIT.search(text)
-                    or ONLY_EMIT.search(text))
-        about_promise = done.search(text) or (
-            EMIT_PRONOUN.search(text) and PROMISE_TALK.search(before))
-        if withheld and about_promise and UNTIL_ALL.search(text):
-            return True, sentence.line_at(withheld.start()), ""
-        refused = NEGATED_CLAIM.search(text) or NOT_DONE.search(text)
-        if refused and UNTIL_ALL.search(text):
-            return True, sentence.line_at(refused.start()), ""
-        gerund = GERUND_REFUSAL.search(text)
-        pointed = gerund and re.match(r"\w+\s+(?:it|that|this)\b", text[gerund.start():])
-        if gerund and (about_promise or (pointed and done.search(before))) and (
-                UNTIL_ALL.search(text) or _EARLY.search(text)):
-            return True, sentence.line_at(gerund.start()), ""
-        held = FOLLOW_UP.search(text.strip())
-        if held and position in followed:
-            return True, sentence.line_at(held.start()), ""
-        before = text
+    for sentence in sentences:
+        at = _withholds(sentence.text, before, done)
+        if at is not None:
+            return True, sentence.line_at(at), ""
+        before = sentence.text
+    held = _held_back(prompt, sentences, promised)
+    if held is not None:
+        return True, held, ""
     return False, None, FIX
 
 
-def _followed_sentences(prompt: Prompt, sentences: list[Sentence]) -> set[int]:
-    """The positions of the sentences after a signal that waits for every criterion
-    ("Output X when all 3 checks pass."), up to the next heading."""
-    universal = {id(tag.sentence) for tag in prompt.signals
-                 if tag.sentence is not None and re.search(_ALL, tag.sentence.text, _I)}
-    followed: set[int] = set()
-    for position, sentence in enumerate(sentences):
-        if id(sentence) not in universal:
+def _withholds(text: str, before: str, done: re.Pattern[str]) -> int | None:
+    """Where `text` withholds the promise or the claim of being done until every criterion
+    holds (`before` is the sentence before it, for "it")."""
+    withheld = (NEGATED_EMIT.search(text) or PASSIVE_NEGATED_EMIT.search(text)
+                or ONLY_EMIT.search(text))
+    about_promise = done.search(text) or (
+        EMIT_PRONOUN.search(text) and PROMISE_TALK.search(before))
+    if withheld and about_promise and UNTIL_ALL.search(text):
+        return withheld.start()
+    refused = NEGATED_CLAIM.search(text) or NOT_DONE.search(text)
+    if refused and (UNTIL_ALL.search(text) or WHILE_NOT.search(text)):
+        return refused.start()
+    gerund = GERUND_REFUSAL.search(text)
+    pointed = gerund and re.match(r"\w+\s+(?:it|that|this)\b", text[gerund.start():])
+    if gerund and (about_promise or (pointed and done.search(before))) and (
+            UNTIL_ALL.search(text) or EARLY.search(text)):
+        return gerund.start()
+    return None
+
+
+def _held_back(prompt: Prompt, sentences: list[Sentence], promised: list[str]) -> Line | None:
+    """The line of a cue that holds back a signal waiting for every criterion: any cue in
+    the completion section, a strong one after the signal (up to the next heading) or in a
+    sentence about the promise; None when there is none."""
+    doc = prompt.doc
+    region: list[Sentence] = []
+    after: set[int] = set()
+    for tag in prompt.signals:
+        if tag.sentence is None:
             continue
-        for later in range(position + 1, len(sentences)):
-            if sentences[later].block.kind == "heading":
-                break
-            followed.add(later)
-    return followed
+        blocks = completion_section(doc, tag.sentence.block)
+        texts = [block.text for block in blocks] + [signal_condition(tag)]
+        if not any(UNIVERSAL.search(_without_blocked(text)) for text in texts):
+            continue
+        region += [sentence for block in blocks for sentence in block.sentences()]
+        after |= _sentences_after(sentences, tag.sentence)
+    about = re.compile("|".join([PROMISE_TALK.pattern, *promised]), _I)
+    for sentence in region:
+        cue = CUE.search(_without_blocked(sentence.text)) or STRONG_CUE.search(
+            _without_blocked(sentence.text))
+        if cue:
+            return sentence.line_at(cue.start())
+    if not region:
+        return None
+    for sentence in sentences:
+        text = _without_blocked(sentence.text).strip()
+        if id(sentence) in after or about.search(text) or NOT_DONE.search(text):
+            cue = STRONG_CUE.search(text)
+            if cue:
+                return sentence.line_at(cue.start())
+    return None
+
+
+def _sentences_after(sentences: list[Sentence], signal: Sentence) -> set[int]:
+    """The ids of the sentences after the `signal`, up to the next heading."""
+    found: set[int] = set()
+    seen = False
+    for sentence in sentences:
+        if seen and sentence.block.kind == "heading":
+            break
+        if seen:
+            found.add(id(sentence))
+        seen = seen or sentence is signal
+    return found
+
+
+def completion_section(doc: Document, block: Block) -> list[Block]:
+    """The blocks about completion around the signal's `block`: the section under a
+    completion heading over it, else the block, the list right after it, and the paragraph
+    after that when it speaks of the promise."""
+    index = next(at for at, candidate in enumerate(doc.blocks) if candidate is block)
+    over = doc.headings_over(index)
+    if block.kind == "item" and over and over[0].title and not _COMPLETION_TITLE.search(
+            over[0].title):
+        return [block, *_sub_items(doc, index)]
+    if over and _COMPLETION_TITLE.search(over[0].title):
+        heading = next(at for at, candidate in enumerate(doc.blocks) if candidate is over[0])
+        return [over[0], *doc.section(heading)]
+    blocks = [block, *doc.list_after(index)]
+    after = index + len(blocks)
+    if after < len(doc.blocks) and doc.blocks[after].kind == "paragraph":
+        text = doc.blocks[after].text
+        if re.search(DONE_WORDS, text, _I) or EMIT.search(text) or PROMISE_TAG.search(text):
+            blocks.append(doc.blocks[after])
+    return blocks
+
+
+def _sub_items(doc: Document, index: int) -> list[Block]:
+    level = doc.blocks[index].level
+    found = []
+    for block in doc.blocks[index + 1:]:
+        if block.kind != "item" or block.level <= level:
+            break
+        found.append(block)
+    return found
+
+
+def _without_blocked(text: str) -> str:
+    """`text` less a sentence's BLOCKED rule: its words are about giving up, not done."""
+    return "" if _BLOCKED.search(text) else text
 
 
 def _lenient(text: str) -> int | None:
-    """Where `text` lets the agent finish anyway (not "no close enough", not BLOCKED)."""
-    if re.search(r"<promise>\s*BLOCKED", text, _I):
+    """Where `text` lets the agent finish anyway (not "no close enough", not BLOCKED, not
+    in a sentence that refuses: "even if you're fairly confident, don't print it")."""
+    if _BLOCKED.search(text) or NEGATED_EMIT.search(text) or NEGATED_CLAIM.search(text):
         return None
     return next((match.start() for match in LENIENT.finditer(text)
-                 if not _NEGATED_BEFORE.search(text[: match.start()])), None)
+                 if not NEGATED_BEFORE.search(text[: match.start()])), None)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from finesse.authoring.prompt_check.cold_start import is_cold_start
 from finesse.authoring.prompt_check.document import Block, Document, Line
-from finesse.authoring.prompt_check.vocabulary import CURRENT_STATE, ITERATING
 
 FIX = ("start the file with the cold-start paragraph (\"You are iterating on ...\"); "
        "metadata belongs in <name>-plan.md")
@@ -46,7 +46,6 @@ def prompt_only(doc: Document) -> LayoutVerdict:
 
 def _cold_start_block(doc: Document) -> Block | None:
     for _, block in doc.prose():
-        text = block.text
-        if ITERATING.search(text) and CURRENT_STATE.search(text):
+        if block.kind != "heading" and is_cold_start(block.text):
             return block
     return None

@@ -2,11 +2,12 @@
 ("Max iterations: 12", "--max-iterations 12", "If unable to make progress after 10
 iterations, ... <promise>BLOCKED</promise>"), every number stated that way at most 25.
 
-Saying that there is no cap ("There's no iteration cap on this one", "take as many passes
-as you need", "Keep looping for as long as it takes") fails the attribute whatever else
-the prompt says: a rule for giving up when stuck is no cap on a loop told to run on. Not
-when the same sentence states the cap ("as many passes as you need within the 12-iteration
-cap").
+Saying that there is no cap ("There's no iteration cap on this one", "unlimited
+iterations", "keep looping forever") fails the attribute whatever else the prompt says: a
+rule for giving up when stuck is no cap on a loop told to run on. So does "take as many
+passes as you need" or "keep looping as long as it takes", unless a cap is stated outright
+("Max iterations: 12"), in that sentence or another: then it speaks of the passes within
+the cap. Loose wordings of a cap count too (`_loose_caps`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ import re
 
 from finesse.authoring.prompt_check.document import Line
 from finesse.authoring.prompt_check.structure import Prompt
-from finesse.authoring.prompt_check.vocabulary import LIMITS, number_value, without_emphasis
+from finesse.authoring.prompt_check.vocabulary import (
+    LIMITS,
+    NUMBER_WORDS,
+    number_value,
+    without_emphasis,
+)
 
 MAX_ITERATIONS = 25
 _TURNS = r"(?:iterations|loops|passes|rounds|runs)"
@@ -23,22 +29,37 @@ NO_LIMIT = re.compile(
     r"\bno\s+(?:fixed\s+|hard\s+|set\s+)?(?:iteration|loop)s?\s+(?:cap|limit|budget|"
     r"maximum|max|ceiling)\b|"
     rf"\bno\s+(?:cap|limit|maximum|ceiling)\s+on\s+(?:the\s+)?(?:number\s+of\s+)?{_TURNS}\b|"
-    rf"\b(?:as|however)\s+many\s+(?:of\s+(?:those|these|them)\s+)?{_TURNS}?\s*as\s+(?:you\s+"
-    r"(?:need|like|want)|needed|necessary|it\s+takes)\b|"
     rf"\bunlimited\s+{_TURNS}\b|"
-    r"\b(?:keep|continue)\s+(?:looping|iterating|going)\s+(?:for\s+)?(?:as\s+long\s+as\s+"
-    r"(?:it\s+takes|needed|necessary)|indefinitely|forever)\b",
+    r"\b(?:keep|continue)\s+(?:looping|iterating|going)\s+(?:for\s+)?(?:indefinitely|forever)\b",
     re.IGNORECASE,
 )
+# Softer: "take as many passes as you need", "keep looping as long as it takes". Beside an
+# explicit cap ("Max iterations: 12"), they speak of the passes within it.
+AS_MANY_AS_NEEDED = re.compile(
+    rf"\b(?:as|however)\s+many\s+(?:of\s+(?:those|these|them)\s+)?{_TURNS}?\s*as\s+(?:you\s+"
+    r"(?:need|like|want)|needed|necessary|it\s+takes)\b|"
+    r"\b(?:keep|continue)\s+(?:looping|iterating|going)\s+(?:for\s+)?as\s+long\s+as\s+"
+    r"(?:it\s+takes|needed|necessary)\b",
+    re.IGNORECASE,
+)
+# Iterations of something other than the loop: a fuzzer, property tests, a benchmark.
+OTHER_ITERATIONS = re.compile(
+    r"\b(?:fuzz\w*|propert(?:y|ies)|bench\w*|epochs?|retr(?:y|ies)|requests?|hypothesis|"
+    r"quickcheck|proptest|per\s+(?:target|test|case|request))\b", re.IGNORECASE)
+# The caps a prompt states outright (all of `LIMITS` but the BLOCKED-after-N rule).
+_EXPLICIT = LIMITS[:-1]
 
 
 def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """Whether the prompt caps the loop at most 25 iterations: (passed, the line that shows
     it or what is wrong, the fix)."""
     doc = prompt.doc
+    explicit = any(pattern.search(without_emphasis(line.text))
+                   for line in doc.lines for pattern in _EXPLICIT)
     for sentence in doc.sentences():
         plain = without_emphasis(sentence.text)
-        unlimited = NO_LIMIT.search(plain)
+        unlimited = NO_LIMIT.search(plain) or (
+            None if explicit else AS_MANY_AS_NEEDED.search(plain))
         # "as many passes as you need within the 12-iteration cap" states a cap.
         if unlimited and not any(pattern.search(plain) for pattern in LIMITS):
             return False, sentence.line_at(), (
@@ -52,7 +73,11 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
         for pattern in LIMITS:
             for match in pattern.finditer(plain):
                 value = number_value(match.group(1))
+                if value > MAX_ITERATIONS and OTHER_ITERATIONS.search(plain):
+                    continue  # "the property tests run up to 200 iterations each"
                 found.setdefault(line.number * 1000 + value, (value, line))
+    if not found:
+        found = _loose_caps(texts)
     if not found:
         return False, None, (f"state a conservative cap, e.g. 'Max iterations: 12' "
                              f"(at most {MAX_ITERATIONS})")
@@ -62,3 +87,42 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
             return False, line, (f"set the iteration limit to at most {MAX_ITERATIONS}, "
                                  f"not {value}")
     return True, ordered[0][1], ""
+
+
+# A number of iterations with a word that caps it, in any order: "Iteration ceiling: 10",
+# "Hard stop at iteration 12", "You get 12 passes", "Twelve iterations, no more", "Limit
+# yourself to 12 iterations"; or a bare "Iterations: 10". Not a streak ("three iterations
+# in a row at most" caps one phase's tries, not the loop) unless it is the BLOCKED-after-N
+# rule.
+_N = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
+_TURN = r"(?:iterations?|iters?|loops?|passes|rounds|cycles)"
+_COUNTED = re.compile(
+    rf"\b{_N}(?:st|nd|rd|th)?[\s-]+(?:loop\s+)?(?:{_TURN}|pass|iteration)\b|"
+    rf"\b(?:iteration|iter|loop|pass|round|cycle)\s*(?:#\s*|no\.?\s*)?{_N}\b|"
+    rf"\b{_TURN}\s*(?:[:=]|ceiling|allowance|quota|cap|limit)\s*:?\s*{_N}\b", re.IGNORECASE)
+_CAPS = re.compile(
+    r"\b(?:max\w*|cap\w*|limit\w*|budget\w*|ceiling|allowance|allott?ed|quota|at\s+most|"
+    r"no\s+more|up\s+to|stop|halt|give\s+up|hard|exceed\w*|past|beyond|within|only|total|"
+    r"last|final|tops|you\s+(?:get|have)|reach\w*|end|stuck|blocked|progress)\b",
+    re.IGNORECASE)
+_BARE = re.compile(rf"^\W*(?:iterations?|loops?)\W*[:=]\s*{_N}\W*$", re.IGNORECASE)
+_STREAK = re.compile(r"\b(?:in\s+a\s+row|consecutive\w*|straight|each\s+phase|per\s+phase)\b",
+                     re.IGNORECASE)
+_GIVING_UP = re.compile(r"\b(?:progress|blocked|stuck|headway)\b", re.IGNORECASE)
+
+
+def _loose_caps(texts: list[tuple[str, Line]]) -> dict[int, tuple[int, Line]]:
+    found: dict[int, tuple[int, Line]] = {}
+    for text, line in texts:
+        plain = without_emphasis(text)
+        counted = _COUNTED.search(plain)
+        bare = _BARE.match(plain)
+        if bare:
+            value = number_value(bare.group(1))
+        elif counted and _CAPS.search(plain) and (
+                not _STREAK.search(plain) or _GIVING_UP.search(plain)):
+            value = number_value(next(group for group in counted.groups() if group))
+        else:
+            continue
+        found.setdefault(line.number * 1000 + value, (value, line))
+    return found

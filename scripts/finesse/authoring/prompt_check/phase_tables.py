@@ -19,12 +19,14 @@ from finesse.authoring.prompt_check.vocabulary import (
     PHASE_LIST_TITLE,
     PHASE_WORDS,
     UNORDERED,
+    number_value,
 )
 
 _I = re.IGNORECASE
 _NUMBER_HEADER = re.compile(r"^(?:#|no\.?|nr\.?|order|n)$", _I)
 _ROW_NUMBER = re.compile(
-    r"^[*_]*(?:(?:phase|step|stage|milestone|part)\s+)?(?-i:[A-Z])?(\d{1,2})[*_.):]*$", _I)
+    r"^[*_]*(?:(?:phase|step|stage|milestone|part)\s+)?(?-i:[A-Z])?(\d{1,2}|one|two|three|"
+    r"four|five|six|seven|eight|nine|ten)[*_.):]*$", _I)
 _VERIFY_HEADER = re.compile(r"\b(?:verif\w*|commands?|checks?|how\s+to\s+check)\b", _I)
 
 
@@ -57,4 +59,4 @@ def _about_phases(table: Table, doc: Document) -> bool:
 
 def _row_number(row: tuple[str, ...]) -> int | None:
     match = _ROW_NUMBER.match(row[0]) if row else None
-    return int(match.group(1)) if match else None
+    return number_value(match.group(1)) if match else None

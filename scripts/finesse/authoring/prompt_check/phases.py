@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from finesse.authoring.prompt_check.document import LABEL_LEVEL, Block, Document, Line
+from finesse.authoring.prompt_check.numbered import numbered_phases
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.phase_tables import table_phases
 from finesse.authoring.prompt_check.sequence import told_phases
@@ -52,7 +53,10 @@ def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     if bare.found:
         return bare
     prose = told_phases(doc)
-    return prose if len(prose.found) >= 2 else marked
+    if len(prose.found) >= 2:
+        return prose
+    numbered = numbered_phases(doc, criteria)
+    return numbered if numbered.found else marked
 
 
 def _lettered_marker(doc: Document) -> re.Pattern[str]:
@@ -66,16 +70,19 @@ def _lettered_marker(doc: Document) -> re.Pattern[str]:
 
 def _marked_phases(doc: Document, marker: re.Pattern[str] = PHASE_MARKER) -> Phases:
     starts: list[tuple[int, Line]] = []
+    base = 1  # "Phase 0: reproduce" counts from 0
     for line in doc.lines:
         match = marker.match(line.text)
         if match is None or line.number in doc.code_lines:
             continue
         number = number_value(match.group("number"))
+        if not starts and number == 0:
+            base = 0
         if any(number == seen for seen, _ in starts):
             continue  # a later mention of a phase already named
-        if number != len(starts) + 1:
+        if number != len(starts) + base:
             return Phases((), line, f"number the phases 1, 2, 3... in order: this is phase "
-                                    f"{number} after phase {len(starts)}")
+                                    f"{number} after phase {len(starts) + base - 1}")
         starts.append((number, line))
     next_heading = _next_heading(doc)
     phases = []
@@ -83,7 +90,8 @@ def _marked_phases(doc: Document, marker: re.Pattern[str] = PHASE_MARKER) -> Pha
         stops = [next_heading(line), _paragraph_end(doc, line)]
         if position + 1 < len(starts):
             stops.append(starts[position + 1][1].number)
-        phases.append(Phase(number, line, doc.lines[line.number - 1 : min(stops) - 1]))
+        phases.append(Phase(number + 1 - base, line,
+                            doc.lines[line.number - 1 : min(stops) - 1]))
     return Phases(tuple(phases))
 
 

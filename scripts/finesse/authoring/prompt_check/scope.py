@@ -43,12 +43,15 @@ _OUT = re.compile(
     r"\bread[- ]only\b|"
     # "Leave `deploy/` alone", "leave those two exactly as they are", "keep X unchanged".
     r"\bhands\s+off\b|\b(?:leave|keep)\b.{0,80}?\b(?:alone|untouched|unchanged|intact|"
-    r"as[- ]is|as\s+(?:it|they)\s+(?:is|are|was|were|stands?))\b|"
+    r"as[- ]is|as\s+(?:it|they)\s+(?:is|are|was|were|stands?)|be(?=\s*(?:[.;,!)]|$)))\b|"
     r"\b(?:not|never|don['\u2019]?t|mustn['\u2019]?t)\b[^.;:]{0,25}?\b(?:touch|chang|modif|edit|updat|delet|"
     r"remov|renam|rewrit|reformat|push|commit)\w*|"
     r"\bstays?\s+as\s+(?:it|they)\s+(?:is|are)\b|\bstays?\s+(?:unchanged|untouched|the\s+same)\b|"
     r"\b(?:must|should)\s+stay\b|\boutside\s+(?:of\s+)?(?:this|the)\s+(?:task|scope|work|change)\b|"
     r"\bowned\s+by\s+(?:another|other|a\s+different)\b|"
+    r"\b(?:untouchable|frozen|excluded|ignore)\b|\bnothing\s+(?:else|outside)\b|"
+    r"\bnot\s+(?:allowed|permitted)\b|\b(?:forbidden|prohibited)\b|"
+    r"\bnot\s+(?:a\s+)?part\s+of\s+(?:this|the)\s+(?:task|work|change|scope|job)\b|"
     # A clause that opens with the refusal: "`src/` only; never `dist/`".
     r"^\s*(?:and\s+|but\s+)?(?:never|not)\s+(?=`|\S*/)",
     _I,
@@ -66,12 +69,17 @@ _POINTS_BACK = re.compile(r"\b(?:them|it|those|these|they)\b", _I)
 _IN = re.compile(
     r"\bin[- ]scope\b|\bscope\s+in\s*:|\bonly\s+(?:touch|edit|change|modify|work|write)|"
     r"\b(?:touch|edit|change|modify|work|write)\w*\s+only\b|\bwork(?:ing)?\s+(?:only\s+)?in\b|"
-    r"\byou\s+may\s+(?:edit|change|touch|modify|write)|\brelevant\b|\bmatters?\b|\bfocus\s+on\b",
+    r"\byou\s+may\s+(?:edit|change|touch|modify|write)|\brelevant\b|\bmatters?\b|\bfocus\s+on\b|"
+    r"(?<!not\s)(?<!never\s)\ballowed\b",
     _I,
 )
 _EVERYTHING_ELSE = re.compile(
-    r"\b(?:everything|anything|nothing|all\s+other|any\s+other)\s+(?:else|files?|paths?)\b", _I
+    r"\b(?:everything|anything|nothing|all\s+other|any\s+other)\s+(?:else|files?|paths?|"
+    r"outside)\b", _I
 )
+# A short refusal after a clause's paths points back at them: "`vendor/` is third-party —
+# hands off".
+_SHORT_CLAUSE_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,9 @@ def find_scope(doc: Document) -> Scope:
                 paths = [(path, line) for path in paths_in(clause)]
                 if said_out and not paths and _EVERYTHING_ELSE.search(words):
                     rest_is_out = rest_is_out or line
-                if said_out and not paths and before and _POINTS_BACK.search(words):
+                if said_out and not paths and before and (
+                        _POINTS_BACK.search(words)
+                        or len(words.split()) <= _SHORT_CLAUSE_WORDS):
                     in_scope[:] = [found for found in in_scope if found not in before]
                     out_of_scope += before
                 if paths and not said_out and not under_out and _RESTRICTED.search(words):

@@ -5,7 +5,7 @@
   seed's own example);
 - a bulleted list under a heading that says it is in order: "## Requirements (in order)",
   "Order of work".
-The opening paragraph (the cold start) is not searched: "First check the state" is no
+The cold start at the top is not searched: "First check the state" is no
 phase; nor are rules ("If stuck, read the error, then ...") or a list said to be in no
 particular order.
 """
@@ -15,12 +15,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from finesse.authoring.prompt_check.cold_start import cold_start_lines
 from finesse.authoring.prompt_check.document import Block, Document, Line
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.vocabulary import (
+    CODE_SPAN,
     IN_ORDER,
     INLINE_PHASE_MARKER,
     NOT_WORK,
+    PROMISE_TAG,
     SEQUENCE_NEXT,
     SEQUENCE_START,
     UNORDERED,
@@ -33,6 +36,8 @@ _ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _THEN_CHAIN = re.compile(
     r"(?P<first>[^,;:]{3,}?)[,;]\s*(?:and\s+)?then\s+(?P<second>[^,;]+?)[,;]\s*(?:and\s+)?"
     r"(?:then|finally)\s+(?P<rest>[^;]+)", _I)
+_UNIT_TITLE = re.compile(r"^[*_]*(?:phase|step|stage|milestone)\b(?!s)", _I)
+_SEQUENTIAL_TITLE = re.compile(r"\b(?:phases|steps|stages|milestones)\b", _I)
 _CONDITION_FIRST = re.compile(r"^[*_]*(?:if|when|whenever|once|after|before|unless)\b", _I)
 
 
@@ -54,13 +59,15 @@ def told_phases(doc: Document) -> Phases:
 
 def _runs(doc: Document) -> list[list[_Unit]]:
     """The sentences of each paragraph, and the items of each list, outside the opening."""
-    opening = {line.number for line in doc.opening()}
+    opening = cold_start_lines(doc)
     runs: list[list[_Unit]] = []
     items: list[_Unit] = []
+    last: Block | None = None  # the block before, when it was a paragraph of the runs
     for _, block in doc.prose():
         if block.kind == "item" and block.first.number not in opening:
             items.append(_Unit(_ITEM_MARK.sub("", block.text), block.first,
                                block.lines[-1].number + 1))
+            last = None
             continue
         if items:
             runs.append(items)
@@ -68,8 +75,26 @@ def _runs(doc: Document) -> list[list[_Unit]]:
         if (block.kind == "paragraph" and block.first.number not in opening
                 and not UNORDERED.search(block.text)):
             end = block.lines[-1].number + 1
-            runs.append([_Unit(s.text.strip(), s.line_at(), end) for s in block.sentences()])
+            units = [_Unit(part, s.line_at(s.text.find(part)), end) for s in block.sentences()
+                     for part in _after_intro(s.text.strip())]
+            # "First, ..." and "Then, ..." in paragraphs of their own are one run.
+            if last is not None and runs and SEQUENCE_NEXT.match(units[0].text):
+                runs[-1] += units
+            else:
+                runs.append(units)
+            last = block
+        else:
+            last = None
     return [*runs, items] if items else runs
+
+
+def _after_intro(text: str) -> list[str]:
+    """A sentence split after an intro that ends in ':' when a sequence opens after it:
+    "What I want, in order: First, ..." reads as two."""
+    intro, colon, rest = text.partition(": ")
+    if colon and SEQUENCE_START.match(rest.strip()):
+        return [intro + ":", rest.strip()]
+    return [text]
 
 
 def _sequence(doc: Document, units: list[_Unit]) -> Phases:
@@ -97,33 +122,85 @@ def _sequence(doc: Document, units: list[_Unit]) -> Phases:
         for number, (unit, end, sentences) in enumerate(zip(starts, ends, told, strict=True), 1)))
 
 
+# "parse the flag → print debug lines → document it": two arrows at least.
+_ARROW_CHAIN = re.compile(
+    r"(?P<first>[^\u2192>]{3,}?)\s*(?:\u2192|->|=>)\s*(?P<second>[^\u2192>]{3,}?)\s*"
+    r"(?:\u2192|->|=>)\s*(?P<rest>[^\u2192>]{3,})")
+
+
+# "Phases: (1) parse, (2) print, (3) document", in a sentence that speaks of the work.
+_INLINE_NUMBERS = re.compile(
+    r"\(?1\)\s*(?P<first>[^()]+?(?:\([^()]*\)[^()]*?)?)[,;]?\s*(?:and\s+)?\(?2\)\s*"
+    r"(?P<second>[^()]+?(?:\([^()]*\)[^()]*?)?)(?:[,;]?\s*(?:and\s+)?\(?3\)\s*"
+    r"(?P<rest>.+))?$")
+_NAMES_WORK = re.compile(
+    r"\b(?:phases?|steps?|stages?|milestones?|plan|order|sequence|work|tasks?)\b", _I)
+_TROUBLE = re.compile(r"\b(?:stuck|blocked|fail\w*|errors?|progress)\b", _I)
+
+
+def _arrows(text: str) -> int:
+    return text.count("\u2192") + text.count("->") + text.count("=>")
+
+
 def _chained(doc: Document) -> Phases:
-    opening = {line.number for line in doc.opening()}
+    opening = cold_start_lines(doc)
     for index, block in doc.prose():
         if block.first.number in opening or _under_rules(doc, index):
             continue
         for sentence in block.sentences():
             text = _ITEM_MARK.sub("", sentence.text.strip())
-            chain = _THEN_CHAIN.search(text)
+            # Each pattern only where its marks are: searched everywhere, they take quadratic
+            # time on a long sentence without them.
+            lower = text.lower()
+            then = lower.count("then") + lower.count("finally") >= 2 and (
+                text.count(",") + text.count(";") >= 2)
+            chain = (_THEN_CHAIN.search(text) if then else None) or (
+                _ARROW_CHAIN.search(CODE_SPAN.sub("", text))
+                if _arrows(text) >= 2 and not PROMISE_TAG.search(text) else None)
+            inline = _INLINE_NUMBERS.search(text) if "1)" in text and "2)" in text else None
+            if chain is None and inline and _NAMES_WORK.search(text) and not _TROUBLE.search(
+                    text):
+                chain = inline
             if chain and not _CONDITION_FIRST.match(text) and not UNORDERED.search(text):
                 line = sentence.line_at(chain.start())
                 parts = [chain.group("first"), chain.group("second"), chain.group("rest")]
                 return Phases(tuple(Phase(number, line, (line,), part.strip())
-                                    for number, part in enumerate(parts, 1)))
+                                    for number, part in enumerate(
+                                        [part for part in parts if part], 1)))
     return Phases(())
 
 
 def _ordered_list(doc: Document) -> Phases:
-    """The items of the first list under a heading or label that says it is in order."""
+    """The items of the first list under a heading, label or intro that says it is in
+    order ("Do these one at a time, top to bottom:")."""
     for index, block in enumerate(doc.blocks):
-        if (block.kind != "heading" or not IN_ORDER.search(block.title)
-                or UNORDERED.search(block.title)):
+        intro = block.kind == "paragraph" and block.text.endswith(":")
+        title = block.sentences()[-1].text if intro else block.title
+        # A list under a heading or intro that names its items phases, steps or stages.
+        ordered = IN_ORDER.search(title) or _SEQUENTIAL_TITLE.search(title)
+        if (block.kind != "heading" and not intro) or not ordered or UNORDERED.search(title):
             continue
-        items = _first_list(doc.section(index))
+        items = _first_list(doc.section(index) if block.kind == "heading"
+                            else doc.list_after(index))
+        if len(items) < 2 and block.kind == "heading":
+            # "# Plan (in order)" over "## Parse", "## Print": its sub-headings.
+            items = [under for under in doc.section(index) if under.kind == "heading"
+                     and under.level > block.level]
         if len(items) >= 2:
             return Phases(tuple(Phase(number, item.first, item.lines)
                                 for number, item in enumerate(items, 1)))
-    return Phases(())
+    return _named_headings(doc)
+
+
+def _named_headings(doc: Document) -> Phases:
+    """Headings that each name a phase, step or stage without a number ("## Phase: parse",
+    "## Phase: print"): in the order they come."""
+    headings = [block for block in doc.blocks if block.kind == "heading"
+                and _UNIT_TITLE.match(block.title)]
+    if len(headings) < 2:
+        return Phases(())
+    return Phases(tuple(Phase(number, heading.first, heading.lines)
+                        for number, heading in enumerate(headings, 1)))
 
 
 def _first_list(blocks: list[Block]) -> list[Block]:

@@ -33,15 +33,26 @@ FINAL_MESSAGE = re.compile(
 ARROW_TO_TAG = re.compile(r"(?:\u2192|=>|->)\s*[`*_]*<promise>(?!\s*BLOCKED\s*<)", re.IGNORECASE)
 
 
+# A tag for giving up: "BLOCKED", or one the clause before it gives for being stuck ("If
+# you're stuck for 3 iterations, output <promise>STUCK</promise>").
+_GIVING_UP_CLAUSE = re.compile(
+    r"\b(?:blocked|blockers?|stuck|stall\w*|wall|no\s+(?:progress|headway)|can(?:no|['\u2019]?)t\s+(?:proceed|"
+    r"continue|progress|make\s+progress|get\s+past)|unable\s+to|give\s+up)\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class PromiseTag:
     text: str  # whitespace-collapsed, as the loop compares it
     line: Line
     sentence: Sentence | None  # None when the tag sits in code
+    clause: str = ""  # the words before the tag, back to the previous tag or sentence start
 
     @property
     def blocked(self) -> bool:
-        return self.text.upper() == "BLOCKED"
+        """A tag for giving up, not for completion."""
+        return self.text.upper() == "BLOCKED" or (
+            bool(_GIVING_UP_CLAUSE.search(self.clause))
+            and not re.search(r"\b(?:all|every|each|both)\b", self.clause, re.IGNORECASE))
 
 
 class Prompt:
@@ -73,6 +84,12 @@ class Prompt:
         return commands.programs(self.doc)
 
     @cached_property
+    def tool_names(self) -> frozenset[str]:
+        """What the prompt calls its checks: the names it gives its commands and the
+        programs they run ("mypy is clean" speaks of `mypy src`'s result)."""
+        return self.command_names | self.programs
+
+    @cached_property
     def phases(self) -> Phases:
         return find_phases(self.doc, criteria_list(self.doc))
 
@@ -86,7 +103,8 @@ def promise_tags(doc: Document) -> list[PromiseTag]:
             continue
         for sentence in block.sentences():
             tags += [PromiseTag(collapse_whitespace(match.group(1)),
-                                sentence.line_at(match.start()), sentence)
+                                sentence.line_at(match.start()), sentence,
+                                _clause_before(sentence.text, match.start()))
                      for match in PROMISE_TAG.finditer(sentence.text)]
     return tags
 
@@ -167,6 +185,12 @@ def find_phases(doc: Document, criteria: Sequence[Block] | None = None) -> Phase
     """The prompt's phases (`finesse.authoring.prompt_check.phases`), the criteria list
     excepted."""
     return phase_finder.find_phases(doc, criteria_list(doc) if criteria is None else criteria)
+
+
+def _clause_before(text: str, at: int) -> str:
+    """The words before position `at`, back to the previous tag's end (or the start)."""
+    head = text[:at]
+    return head[head.lower().rfind("</promise>") + 1:][-120:]
 
 
 def _stands_alone(tag: PromiseTag) -> bool:

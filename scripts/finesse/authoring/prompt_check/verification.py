@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from finesse.authoring.prompt_check.cold_start import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.commands import (
     block_commands,
     command_texts,
@@ -38,21 +39,40 @@ from finesse.authoring.prompt_check.vocabulary import (
 
 _I = re.IGNORECASE
 _EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
+_UNIT = (r"(?:change|edit|modification|commit|save|fix|increment|task|sub-?task|"
+         r"(?:unit|piece)\s+of\s+work)")
 EVERY_CHANGE = re.compile(
     r"\b(?:after|following|with)\s+(?:every|each|any)\s+(?:single\s+)?(?:[\w-]+\s+){0,2}?"
-    r"(?:change|edit|modification|commit|save|fix)|"
+    rf"{_UNIT}|"
     r"\b(?:after|following)\s+(?:every|each|any)\s+(?:[\w-]+\s+){1,2}?you(?:['\u2019]ve|"
     rf"\s+have)?\s+{_EDITING}|"
     # "Whenever you change code", "Every time you edit a file", "after changing any file".
     rf"\b(?:whenever|every\s+time|each\s+time|any\s+time)\s+you\s+{_EDITING}|"
-    r"\bafter\s+(?:changing|editing|modifying|touching)\s+(?:any|a|the|some)?\s*"
-    r"(?:code|files?|sources?|anything)\b",
+    r"\b(?:after|following)\s+(?:changing|editing|modifying|touching|updating)\b|"
+    # "Between edits", "after you change anything", "as you go", "before moving on".
+    r"\b(?:after|following|between|upon)\s+(?:[\w-]+\s+)?(?:changes|edits|modifications|"
+    r"commits|saves|fixes|patches)\b|"
+    rf"\bafter\s+you(?:['\u2019]ve|\s+have)?\s+(?:\w+\s+)?{_EDITING}|"
+    r"\b(?:run|re-?run|execute|test|check|verify)\b(?:[^.;`]|`[^`]*`){0,80}?\b(?:as\s+you\s+go|"
+    r"continuously|constantly|frequently|regularly)\b|"
+    r"\bper[- ](?:change|edit|commit|save|fix)\b|"
+    r"\b(?:changes?|edits?|increments?)\b[^.]{0,60}?\b(?:after|following)\s+each\s+one\b|"
+    r"\bafter\s+(?:every|each|any)\s+(?:small\s+)?step\b|"
+    r"\bbefore\s+(?:moving\s+on|you\s+move\s+on|continuing|proceeding|committing|"
+    r"(?:each|every|any)\s+commit|the\s+next\s+(?:edit|change))\b",
     _I,
 )
 # "Every change" as a label over the commands to run ("**After every change**", "Every
 # change:", "Check after each change").
 EVERY_CHANGE_LABEL = re.compile(
-    r"\b(?:every|each|any)\s+(?:single\s+)?(?:change|edit|modification|commit|save|fix)", _I)
+    r"\b(?:every|each|any)\s+(?:single\s+|small\s+|code\s+|source\s+|file\s+)?"
+    r"(?:change|edit|modification|commit|save|fix)", _I)
+# A work loop: "edit, run `pytest -q`, fix, repeat"; "Make one small change." then "Run ...".
+EDIT_THEN_RUN = re.compile(
+    r"\b(?:edit|change|modify)\w*\b[^.;]{0,30}?(?:,|\u2192|->|\bthen\b)\s*(?:then\s+)?"
+    r"(?:re-?run|run|test|check)\b", _I)
+_ONE_CHANGE = re.compile(r"\b(?:make|do)\s+(?:one|a|each|the)\s+(?:small\s+|single\s+)?"
+                         r"(?:change|edit)\b", _I)
 VERIFY_COMMAND = re.compile(r"\b(?:verif(?:y|ication)|check)\s+(?:commands?|lines?)\b", _I)
 RUN_SPAN = re.compile(r"\b(?:run|re-?run|execute)\s+`[^`]+`", _I)
 _COMMAND_WORD = re.compile(r"\b(?:commands?|checks?|verif\w*)\b", _I)
@@ -81,17 +101,47 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
                     _COMMAND_WORD.search(text) and PHASE_WORDS.search(text))))
                 or (gives_commands and POINTS_AT_COMMANDS.search(text) is not None))
 
+    changed = False  # an item of the list so far makes a change: "1. Make one small change."
+    opening = cold_start_lines(doc)
     for index, block in doc.prose():
+        if block.kind != "item":
+            changed = False
+        elif changed and RUN_SPAN.search(block.text):
+            return True, block.first, ""
+        changed = changed or bool(block.kind == "item" and _ONE_CHANGE.search(block.text))
         if block.kind == "heading" and EVERY_CHANGE_LABEL.search(block.title):
             if any(names(item.text) for item in doc.section(index)):
                 return True, block.first, ""
             continue
-        for sentence in block.sentences():
-            text = sentence.text
-            if (EVERY_CHANGE.search(text) or EVERY_CHANGE_LABEL.search(text)) and (
-                    names(text) or _under_commands(doc, index)):
+        sentences = block.sentences()
+        for at, sentence in enumerate(sentences):
+            if sentence.line_at().number in opening and is_cold_start(sentence.text):
+                continue  # what to look at first, not what to run after every change
+            # "after_every_change: run ..." reads as words.
+            text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", sentence.text)
+            after = sentences[at + 1].text if at + 1 < len(sentences) else ""
+            cadence = (EVERY_CHANGE.search(text) or EVERY_CHANGE_LABEL.search(text)
+                       or EDIT_THEN_RUN.search(text))
+            # The command may come in the sentence right after: "After every change, run the
+            # tests. The command is `pytest -q`."
+            if cadence and (names(text) or _runs_a_command(after)
+                            or _under_commands(doc, index) or _code_after(doc, index, text)):
                 return True, sentence.line_at(), ""
     return False, None, FIX
+
+
+def _code_after(doc: Document, index: int, text: str) -> bool:
+    """Whether `text` ends in ':' over a code block of commands ("Run these after every
+    change:" over a fenced `pytest -q`)."""
+    return (text.rstrip(" *_").endswith(":") and index + 1 < len(doc.blocks)
+            and bool(block_commands(doc, index + 1)))
+
+
+def _runs_a_command(text: str) -> bool:
+    """Whether `text` gives a command in a code span that runs a program (`pytest -q`; not
+    a path) or runs one by name."""
+    return bool(RUN_SPAN.search(text)) or any(
+        invocation(span.strip("`")) for span in CODE_SPAN.findall(text))
 
 
 def names_command(text: str) -> bool:

@@ -81,47 +81,18 @@ ARROW = re.compile(r"→|=>|->")
 THEN = re.compile(rf"^[*_]*(?:(?:and\s+)?only\s+)?(?:then|{_AT_THAT_POINT})\b", _I)
 SUBAGENT_NOTE = re.compile(r"\[subagent\s+opportunity\]", _I)
 
-# 3 failure-instructions: "the same error three times", "3+ attempts", "twice in a row".
-_COUNT = r"(?:[2-5]|two|three|four|five)"
-# "three genuinely different fix attempts", "after 3 fixes": up to three words between.
-REPEATED = re.compile(
-    rf"\b{_COUNT}\s*(?:\+|or\s+more)?\s+(?:[\w-]+\s+){{0,3}}?(?:times|attempts|tries|"
-    r"iterations|rounds|runs|loops|failures|fails|errors|fixes|approaches|consecutive|"
-    r"in\s+a\s+row)\b|"
-    rf"\b{_COUNT}\s*\+?\s*(?:times|x)\b|\b(?:twice|thrice)\b|"
-    r"\b(?:third|3rd)\s+(?:time|attempt|try)\b|"
-    # Repetition without a count: "if the same error keeps coming back".
-    r"\bkeeps?\s+(?:coming\s+back|failing|recurring|reappearing|happening)\b|"
-    r"\brepeatedly\b|\bagain\s+and\s+again\b",
-    _I,
-)
-TROUBLE = re.compile(
-    r"\b(?:same|again|repeat\w*|keeps?|stuck|fail\w*|errors?|broken|surviv\w*|persist\w*|"
-    r"still|comes?\s+back)\b",
-    _I,
-)
-
-# Changing course when stuck, with or without a count: "If you get stuck, step back and try
-# a different approach".
-ALTERNATIVE = re.compile(
-    r"\b(?:different|alternative|another|other|new)\s+(?:[\w-]+\s+)?(?:approach|strategy|"
-    r"route|fix|way|angle|tack|method|solution|hypothesis)\b|\bstep\s+back\b|"
-    r"\bchange\s+(?:your\s+)?(?:approach|strategy|tack|course)\b|\brethink\b", _I)
-WHEN_STUCK = re.compile(r"\b(?:if|when|whenever|once)\b", _I)
-
-# Giving up: stop (or hand over) when blocked, rather than loop forever.
-GIVE_UP = re.compile(
-    r"\b(?:blocked|blockers?|stuck|(?:no|zero|without|make|making)\s+progress|"
-    r"nothing\s+(?:moving|moves|changes|improves)|can(?:no|\W?)t\s+"
-    r"(?:proceed|continue|get\s+past|progress|finish|go\s+on)|no\s+way\s+forward)\b", _I)
-STOP = re.compile(r"\b(?:stop|halt|give\s+up|end\s+the\s+loop)\b", _I)
+# 3 failure-instructions: `stuck`.
 
 # 4 ordered-phases
-_ORDINAL = rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|(?-i:[A-H])(?=\W)"
+_ROMAN = "VIII|VII|III|II|IV|VI|IX|I|V|X"
+_ORDINAL = (rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|"
+            rf"(?-i:{_ROMAN})(?=\W)|(?-i:[A-H])(?=\W)")
+_WORK_UNIT = r"(?:phase|stage|step|milestone|part|task|checkpoint|gate|wave|chunk|sprint)"
 # After an outline number ("1.2 Phase 2 — ..."); as a YAML key ("phase_2_stats:").
 PHASE_MARKER = re.compile(
-    r"^\s*(?:#{1,6}\s+|(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+)?(?:\*\*|__)?\s*"
-    rf"(?:phase|stage|step|milestone|part)(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
+    r"^\s*(?:#{1,6}\s+|(?:[-*+\u2192\u2022\u25b6\u25ba\u27a4>]|\d{1,3}[.)]|"
+    r"\d{1,3}(?:\.\d{1,3})+[.)]?)\s+)?(?:\*\*|__)?\s*"
+    rf"{_WORK_UNIT}(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
     _I,
 )
 # Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...".
@@ -135,12 +106,12 @@ INLINE_PHASE_MARKER = re.compile(
 # Sequence words opening the sentences of a prose plan: "First, ... Then ... Finally, ...".
 SEQUENCE_START = re.compile(
     r"^[*_]*(?:first(?:ly)?\b|first\s+of\s+all\b|to\s+start\b|start\s+(?:by|with)\b|"
-    r"begin\s+(?:by|with)\b|the\s+first\s+(?:stage|step|phase|part)\b|"
+    r"begin\s+(?:by|with)\b|the\s+first\b|"
     r"(?:stage|step|phase|part)\s+(?:one|1)\b)", _I)
 SEQUENCE_NEXT = re.compile(
     r"^[*_]*(?:second(?:ly)?|third(?:ly)?|fourth(?:ly)?|next|then|after\s+that|afterwards|"
-    r"subsequently|finally|last(?:ly)?|"
-    r"the\s+(?:second|third|fourth|fifth|next|final|last)\s+(?:stage|step|phase|part|gate)|"
+    r"subsequently|finally|last(?:ly)?|once\s+(?:that|this|it|those|these)|move\s+on|"
+    r"the\s+(?:second|third|fourth|fifth|next|final|last)|"
     r"(?:stage|step|phase|part)\s+(?:two|three|four|five|[2-9]))\b", _I)
 # Saying that the order does not matter undoes any numbering.
 UNORDERED = re.compile(
@@ -151,7 +122,9 @@ PHASE_WORDS = re.compile(r"\b(?:phases?|steps?|stages?|milestones?)\b", _I)
 IN_ORDER = re.compile(
     r"\bin\s+(?:this\s+|that\s+|the\s+following\s+|strict\s+|the\s+given\s+)?order\b|"
     r"\border\s+of\s+(?:work|operations|business)\b|\bin\s+sequence\b|\bsequentially\b|"
-    r"\bone\s+after\s+(?:the\s+)?(?:other|another)\b", _I)
+    r"\bone\s+after\s+(?:the\s+)?(?:other|another)\b|\btop\s+to\s+bottom\b|"
+    r"\bone\s+(?:at\s+a\s+time|by\s+one)\b|\bstep\s+by\s+step\b|\bin\s+turn\b|"
+    r"\bsequen(?:ce|tial)\b", _I)
 # Headings over a list that is not the work: rules, scope, notes...
 NOT_WORK = re.compile(
     r"\b(?:rules?|guardrails?|constraints?|don['\u2019]?ts|do\s+not|never|scope|files|"
@@ -176,32 +149,35 @@ VERIFY = re.compile(
 # runs" and "No progress for 3 iterations" do not.
 GUARDRAIL = re.compile(
     r"^(?:[-*+>]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?[\s*_]*(?:[A-Za-z][\w' -]{0,25}:\s*[*_]*\s*)?"
+    r"(?:(?:also|and|but|again|finally)\b,?\s+)?"
     rf"(?:(?:you\s+(?:must|should|may)\s+(?:not|never)|do\s+not|don{_APOSTROPHE}?t|never|"
     r"must\s+not|under\s+no\s+circumstances|avoid)\b|"
     r"no\s+(?!(?:memory|progress|recollection|need|matter|more|longer|problem|one|iterations?|"
     r"luck|change\s+(?:needed|required))\b)(?=[\w`]))",
     _I,
 )
+# A prohibition inside a sentence ("Tests must not be deleted", "Editing migrations is
+# forbidden", "Refrain from new dependencies"), or a label that is one ("Prohibited: editing
+# migrations, adding dependencies").
+GUARDRAIL_INSIDE = re.compile(
+    r"\b(?:is|are)\s+(?:strictly\s+)?(?:forbidden|prohibited|not\s+allowed|banned|"
+    r"off\s+the\s+table|not\s+permitted)\b|"
+    rf"\bmust\s+(?:not|never)\b|\byou\s+(?:may|should)\s+(?:not|never)\b|\bmustn{_APOSTROPHE}?t\b|"
+    r"\brefrain\s+from\b|\bstay\s+away\s+from\b|\bunder\s+no\s+circumstances\b|"
+    rf"\b(?:don{_APOSTROPHE}?t|do\s+not)\s+want\b|"
+    rf"\b(?:careful|care|sure(?:\s+you)?)\s+(?:not\s+to|(?:you\s+)?(?:don{_APOSTROPHE}?t|do\s+not|"
+    r"never))\b|\bresist\s+the\s+urge\b|"
+    rf"^[-*+_\s]*(?:prohibited|forbidden|not\s+allowed|banned|never|don{_APOSTROPHE}?ts|"
+    r"do\s+not|avoid)[*_]*\s*:", _I)
+# A heading over rules that forbid: "Don'ts", "Never", "Forbidden", "Hard rules: never".
+PROHIBITION_TITLE = re.compile(
+    rf"\b(?:don{_APOSTROPHE}?ts|do\s+not|never|forbidden|prohibited|not\s+allowed|banned|"
+    r"off[- ]limits|avoid)\b", _I)
 PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
 # "Do not lie even if you think you should exit" is attribute 10's rule, not a guardrail.
 HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)
 
-# 8 cold-start: the agent is told it is iterating, and to look at the current state.
-ITERATING = re.compile(
-    r"\biterat\w*|\bloop\w*|\bre-?(?:enter\w*|run|read|orient\w*)\b|\bagain\b|\bno\s+memory\b|"
-    r"\bremember\w*|\brecollection\b|\bprevious\s+(?:runs?|iterations?|attempts?|sessions?)\b|"
-    r"\bfresh\b|\bfrom\s+scratch\b|\bstarts?\s+cold\b|\bresum\w*|\bcontinu\w*|\bpick(?:ing)?\s+"
-    r"(?:this|it|up)\b|\bcarr(?:y|ies)\s+over\b|\bin[- ]progress\b|"
-    r"\b(?:each|every)\s+(?:time|run|session|invocation|pass|turn|round)\b",
-    _I,
-)
-CURRENT_STATE = re.compile(
-    r"\bgit\s+(?:status|log|diff)\b|\bcurrent\s+state\b|\bwhere\s+(?:things|it|the\s+\w+)\s+"
-    r"stands?\b|\bwhat(?:'s|\s+is|\s+has)?\s+(?:already\s+)?(?:been\s+)?(?:done|changed|left)\b|"
-    r"\b(?:check|inspect|review|look\s+at|read|run|examine)\b.{0,60}?\b(?:state|status|"
-    r"progress|tests?|notes|log|diff|results?|output)\b",
-    _I,
-)
+# 8 cold-start: `cold_start`.
 
 # 9 iteration-limit: each pattern captures the number. They are matched against a line
 # with its emphasis markup taken out ("**Max iterations:** 14"). A loop's turns are its
@@ -273,10 +249,16 @@ def looks_like_command(text: str) -> bool:
     return len(words) <= 3 and not text.endswith((".", "!", "?", ","))
 
 
+_ROMANS = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9,
+           "X": 10}
+
+
 def number_value(word: str) -> int:
-    """1 for "1", "one" or "A" (a stage lettered A, B, C...)."""
+    """1 for "1", "one", "I" or "A" (a stage lettered A, B, C...)."""
     if word.isdigit():
         return int(word)
+    if word in _ROMANS:
+        return _ROMANS[word]
     if len(word) == 1:
         return ord(word.upper()) - ord("A") + 1
     return NUMBER_WORDS[word.lower()]

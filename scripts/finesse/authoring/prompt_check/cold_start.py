@@ -1,0 +1,169 @@
+"""Attribute 8, the cold-start paragraph: the prompt opens by telling the agent, which re-reads
+it with no memory, to look at the current state before doing anything.
+
+The opening is the first paragraph (after a title line), with the headings right above it
+("## Every iteration, first"), the whole list when it is a list or introduces one, and the
+paragraph after it when the first one says the loop starts fresh but not what to look at
+("Each iteration begins with a blank slate." then "Run the tests and ..."), or only who the
+agent is ("You are a senior Go engineer working autonomously."). It is a cold
+start when it:
+- points at the state itself, in any words: `git status`/`git log`, "the current state",
+  "where things stand", "pick up where the last iteration left off", "see which phases are
+  already done", "find out what is finished", "read `PROGRESS.md`"; or
+- says the agent starts without memory (or is iterating), and to run or read something:
+  "You have no memory of earlier runs, so run `npm test` first".
+A task statement first ("Add a health check to ...") is no cold start, even when one
+follows it: the seed's file "starts directly with the cold start paragraph".
+"""
+
+from __future__ import annotations
+
+import re
+
+from finesse.authoring.prompt_check.document import Block, Document, Line
+
+_I = re.IGNORECASE
+_DONE = (r"(?:done|finished|complete[d]?|implemented|in\s+place|left|remaining|remains?|"
+         r"pending|passing|failing|green|red|ticked(?:\s+off)?|checked\s+off|next|outstanding)")
+# The agent re-reads the prompt with no memory (with a narrow look at the state, below).
+ITERATING = re.compile(
+    r"\biterat\w*|\bloop\b|\bre-?(?:enter\w*|orient\w*)\b|\bagain\b|"
+    r"\b(?:no|without|zero|blank|empty)\s+(?:memory|recollection)\b|\bmemory\s+(?:of|between)\b|"
+    r"\bremember\w*|\brecollection\b|\bforget\w*|"
+    r"\bprevious\s+(?:runs?|iterations?|attempts?|sessions?|passes)\b|"
+    r"\bfresh\b|\bfrom\s+scratch\b|\bcold\b|\bblank\s+slate\b|\bempty\s+head\b|\bresum\w*|"
+    r"\bcontinu\w*|\bpick(?:ing)?\s+(?:this|it|up)\b|\bcarr(?:y|ies)\s+over\b|\bpersists?\b|"
+    r"\bin[- ]progress\b|\bpartly\b|\bearlier\s+(?:runs?|passes|iterations?)\b|"
+    r"\b(?:each|every)\s+(?:time|run|session|invocation|pass|turn|round|iteration|start)\b",
+    _I,
+)
+# Strong signs of a loop without memory: with them, any look at the repo is a cold start.
+_FRESH = re.compile(
+    r"\biterat(?:ing|es?|ive)\b|\biteration\b(?!\s*(?:limit|cap|budget|count|max\w*|:))|"
+    r"\b(?:previous|earlier|prior|between|across|past|other|separate)\s+iterations\b|"
+    r"\biterations\s+(?:do\s+not|don['\u2019]t|share|are\s+stateless|start)\b|"
+    r"\bloop\b(?!\s+over)|\b(?:no|without|zero|blank|empty)\s+(?:memory|"
+    r"recollection)\b|\bmemory\s+(?:of|between)\b|\bremember\w*|\bfresh\b|\bblank\s+slate\b|"
+    r"\bempty\s+head\b|\bstarts?\s+cold\b|\bcarr(?:y|ies)\s+over\b|\b(?:earlier|previous|prior)"
+    r"\s+(?:runs?|passes|iterations?)\b|\b(?:each|every)\s+(?:iteration|run|pass|time\s+you\s+"
+    r"start)\b", _I)
+# A first paragraph that only says who the agent is: "You are a senior Go engineer."
+_PERSONA = re.compile(
+    r"^[*_]*(?:you\s+are|you['\u2019]re|act\s+as|role:)\b[^.!?]{0,160}[.!?]?[*_]*$", _I)
+_UNITS = r"(?:phases?|steps?|stages?|items?|tasks?|parts?|milestones?|requirements?|checks?|ones)"
+# Pointing at the state itself.
+STATE = re.compile(
+    r"\bgit\s+(?:status|log|diff|show)\b|\bcurrent\s+(?:state|status)\b|"
+    r"\bstate\s+of\s+(?:the\s+)?(?:repo\w*|code\w*|tests?|work|tree|project|things)\b|"
+    r"\bwhere\s+(?:things|it|you|we|the\s+\w+|work)\s+(?:stands?|are|is|got\s+to|left\s+off)\b|"
+    r"\bleft\s+off\b|\bhow\s+far\b|\bpick\s+up\s+(?:where|from)\b|\bresume\s+(?:from|where|at)\b|"
+    rf"\bwhat(?:['\u2019]s|\s+is|\s+has|\s+was)?\s+(?:already\s+)?(?:been\s+)?{_DONE}\b|"
+    rf"\bwhat\s+(?:the\s+)?(?:last|previous|earlier)\s+\w+\s+(?:did|left|finished)\b|"
+    rf"\bwhich\s+(?:of\s+the\s+)?(?:[\w-]+\s+){{0,2}}?{_UNITS}\s+(?:[\w-]+\s+){{0,3}}?(?:are|is|"
+    rf"were|have\s+been)\s+(?:already\s+)?{_DONE}\b|"
+    rf"\bwhich\s+(?:of\s+the\s+)?(?:[\w-]+\s+){{0,2}}?{_UNITS}\s+(?:already\s+)?(?:pass|fail|"
+    r"remain)\w*\b|"
+    r"\balready\s+(?:been\s+)?(?:done|finished|complete[d]?|implemented|in\s+place|ticked|"
+    r"passing)\b|"
+    r"\b(?:progress|notes|status|todo|checklist|worklog)\w*\.(?:md|txt|json)\b|"
+    r"\b(?:progress|notes|status)\s+(?:file|log|notes)\b|\b(?:the\s+)?checklist\b|"
+    rf"\b(?:figure|work|find)\s+out\b.{{0,60}}?\b(?:{_DONE}|stands?|where\s+(?:you|things|it))\b|"
+    rf"\b(?:determine|identify|establish|assess\w*|decide|confirm|see|note)\b.{{0,60}}?"
+    rf"\b(?:{_DONE}|stands?)\b|\bbearings\b|\borient\w*\b|\btake\s+stock\b",
+    _I,
+)
+# Running or reading something: the tests, the log, the code.
+# Told, not described: the verb opens a clause or follows "first", "then", "to", "by"...
+_TOLD = (r"(?:^|(?<=[.:;,(\u2014\u2013-])\s*|\b(?:first|then|and|please|to|by|should|must|"
+         r"always|also|you|now|next|just|so|but|or|simply)\s+)")
+_LOOK_VERB = (r"(?:check\w*|inspect\w*|review\w*|look\w*\s+(?:at|in|over|through|there)|"
+              r"read\w*|run\w*|ran|examin\w*|skim\w*|open\w*|scan\w*|consult\w*|build\w*|"
+              r"compil\w*|survey\w*|explor\w*|execut\w*)")
+_LOOK_NOUN = (r"(?:state|status|progress|tests?|suite|specs?|notes|log|diff|results?|output|"
+              r"repo\w*|code|files?|tree|checklist|history|commits?)")
+LOOK = re.compile(
+    rf"{_TOLD}{_LOOK_VERB}\b.{{0,60}}?\b{_LOOK_NOUN}\b|"
+    r"\b(?:first|before\s+(?:anything|doing|you|touching|changing|starting)|start\s+(?:by|with)|"
+    r"begin\s+(?:by|with))\b.{0,80}?`[^`]+`|"
+    rf"{_TOLD}{_LOOK_VERB}\b[^.]{{0,20}}?`[^`]+`",
+    _I,
+)
+# The narrow look that a weaker sign of iterating ("again", "continue") needs.
+NARROW_LOOK = re.compile(
+    r"\b(?:check|inspect|review|look\s+at|read|run|examine)\b.{0,60}?\b(?:state|status|"
+    r"progress|tests?|notes|log|diff|results?|output)\b", _I)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def is_cold_start(text: str) -> bool:
+    """Whether `text` tells the agent to look at the current state (see the module doc): a
+    sign of the loop and a look at the repo count together in one sentence or two in a
+    row, not from the two ends of a long background paragraph."""
+    if STATE.search(text):
+        return True
+    sentences = _SENTENCE_END.split(text)
+    for at in range(len(sentences)):
+        pair = " ".join(sentences[at:at + 2])
+        if (_FRESH.search(pair) and LOOK.search(pair)) or (
+                ITERATING.search(pair) and NARROW_LOOK.search(pair)):
+            return True
+    return False
+
+
+def opening(doc: Document) -> list[Line]:
+    """The opening, as the module doc says, with the titles of the headings right above it."""
+    first = doc.opening()
+    if not first:
+        return []
+    index = next(at for at, block in enumerate(doc.blocks) if block.first == first[0])
+    lines = _heading_lines(doc, index) + list(first)
+    block = doc.blocks[index]
+    taken = {line.number for line in lines}
+    following = _blocks_after(doc, index)
+    code = [Line(line.number, f"`{line.text.strip()}`") for item in following[:1]
+            if item.kind == "code" for line in item.lines[1:-1]]
+    lines += code
+    # A list first is the cold start's own list only when its heading or first item says so.
+    if block.kind == "item" and is_cold_start(" ".join(line.text for line in lines)) is False and (
+            _FRESH.search(" ".join(line.text for line in lines))
+            or LOOK.search(block.text) or STATE.search(block.text)):
+        lines += [line for item in following if item.kind == "item"
+                  for line in item.lines if line.number not in taken]
+    elif (following and (_FRESH.search(block.text) or _PERSONA.match(block.text))
+          and not is_cold_start(" ".join(line.text for line in lines))):
+        lines += [line for item in following for line in item.lines if line.number not in taken]
+    return lines
+
+
+def _heading_lines(doc: Document, index: int) -> list[Line]:
+    lines: list[Line] = []
+    for block in reversed(doc.blocks[:index]):
+        if block.kind != "heading":
+            break
+        lines.insert(0, block.first)
+    return lines
+
+
+def _blocks_after(doc: Document, index: int) -> list[Block]:
+    """The list or code right after block `index` (or the rest of its list), else the
+    paragraph."""
+    after: list[Block] = []
+    for block in doc.blocks[index + 1:]:
+        if block.kind == "item" or (block.kind == "code" and not after):
+            after.append(block)
+            continue
+        if not after and block.kind == "paragraph" and doc.blocks[index].kind != "item":
+            after.append(block)
+        break
+    return after
+
+
+def cold_start_lines(doc: Document) -> frozenset[int]:
+    """The numbers of the lines of the cold start at the top, when the prompt opens with
+    one ("First check the state" there is no phase); none when it opens with the task."""
+    lines = opening(doc)
+    if not lines or not is_cold_start(" ".join(line.text.strip() for line in lines)):
+        return frozenset()
+    return frozenset(line.number for line in lines)
