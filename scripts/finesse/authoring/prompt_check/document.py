@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from finesse.authoring.prompt_check.unwrap import unwrapped
 from finesse.support.markdown import Fences, heading
 
 BlockKind = Literal["heading", "paragraph", "item", "code"]
@@ -32,7 +33,6 @@ _LABELLED = re.compile(r"^[*_]*[A-Z][\w()/'-]*(?: [\w()/'-]+){0,3}:[*_]*(?:\s|$)
 _CODE_SPAN = re.compile(r"`[^`]*`")
 _ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs|\bcf)\.$", re.IGNORECASE)
 _LABEL_MAX_WORDS = 8
-_UNQUOTE = re.compile(r"^\s*> ?")
 
 
 @dataclass(frozen=True)
@@ -117,11 +117,7 @@ class Document:
 
     @classmethod
     def parse(cls, text: str) -> Document:
-        raw_lines = text.splitlines()
-        if any(raw.strip() for raw in raw_lines) and all(
-                raw.lstrip().startswith(">") for raw in raw_lines if raw.strip()):
-            # A prompt quoted whole ("> " on every line) reads as the prompt.
-            raw_lines = [_UNQUOTE.sub("", raw, count=1) for raw in raw_lines]
+        raw_lines = unwrapped(text.splitlines())
         lines = tuple(Line(number, raw) for number, raw in enumerate(raw_lines, 1))
         return cls(lines, tuple(_name_headings(list(_split_blocks(lines)))))
 

@@ -311,6 +311,21 @@ def test_a_prompt_quoted_whole_reads_as_the_prompt() -> None:
     assert failing(quoted) == []
 
 
+@pytest.mark.parametrize("fence", ["```", "```yaml", "~~~~", "   ```text"])
+def test_a_prompt_fenced_whole_reads_as_the_prompt(fence: str) -> None:
+    # As a quoted one does: someone pasted it in a code block. The numbering stays.
+    closing = fence.strip()[0] * (4 if "~~~~" in fence else 3)
+    assert failing(f"{fence}\n{BASE}\n{closing}\n") == []
+    assert failing(f"\n{fence}\n{BASE}{closing}\n\n") == []
+
+
+def test_a_fence_closed_before_the_end_is_code_as_ever() -> None:
+    # Only a fence that wraps everything is unwrapped: one closed early holds code, and the
+    # prose after it is read as it stands.
+    fenced = f"```\n{BASE}\n```\nsome words after the code\n```\nmore code\n```\n"
+    assert {"completion-signal", "cold-start", "ordered-phases"} <= set(failing(fenced))
+
+
 @pytest.mark.parametrize(("old", "new"), [
     ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
      "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`\n",
