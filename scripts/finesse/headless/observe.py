@@ -12,7 +12,6 @@ for meanwhile still wins, after the gate step, so no iteration is ever half comm
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from finesse.engine import Observation, needs_verification
 from finesse.headless.child import Cancel, ChildResult
@@ -21,27 +20,7 @@ from finesse.models import LoopState, replace
 from finesse.signals import read_reply
 from finesse.state.store import LoopStore, utcnow
 from finesse.support import git as gitstate
-from finesse.support.files import open_regular
 from finesse.support.verify import run_all
-
-
-def consume_loop_done(path: Path) -> bool:
-    """Whether the loop-done channel says `done`; read once and removed, so it is never
-    committed, reverted or counted as a change. Anything but a regular file there is no
-    signal and is left alone (the Stop hook's rule)."""
-    handle = open_regular(path)
-    if handle is None:
-        return False
-    with handle:
-        try:
-            said = handle.read(64).decode("utf-8", errors="replace").strip().lower()
-        except OSError:
-            return False
-    try:
-        path.unlink()
-    except OSError:
-        return False
-    return said == "done"
 
 
 def cancelled_by(store: LoopStore, session_id: str, cancel: Cancel) -> str | None:
@@ -63,7 +42,7 @@ def observe(state: LoopState, store: LoopStore, result: ChildResult, cancel: Can
         reply=reply,
         reading=read_reply(reply, state.promise) if reply is not None else None,
         now=utcnow(),
-        loop_done=consume_loop_done(store.paths.loop_done_file(state.session_id)),
+        loop_done=store.consume_loop_done(state.session_id),
         tool_calls=summary.tool_calls,
         usage=list(summary.usage),
         usage_partial=summary.usage_partial,

@@ -31,7 +31,7 @@ from finesse.signals import read_reply
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import CorruptStateError, LoopStore, utcnow
 from finesse.support import git as gitstate
-from finesse.support.files import is_regular_file, open_regular
+from finesse.support.files import is_regular_file
 from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
 from finesse.support.usage import Cursor, Increment, read_increment, start_cursor
 from finesse.support.verify import run_all
@@ -44,25 +44,6 @@ def last_reply(data: StopInput) -> str | None:
     if data.transcript_path and is_regular_file(Path(data.transcript_path)):
         return last_assistant_text(Path(data.transcript_path))
     return None
-
-
-def _consume(path: Path) -> bool:
-    """Whether the loop-done channel says `done`; the file is removed once read, so it is
-    never committed, reverted or seen as a change to the project. Anything but a regular
-    file there (a FIFO, a directory) is not a signal and is left alone."""
-    handle = open_regular(path)
-    if handle is None:
-        return False
-    with handle:
-        try:
-            said = handle.read(64).decode("utf-8", errors="replace").strip().lower()
-        except OSError:
-            return False
-    try:
-        path.unlink()
-    except OSError:
-        return False
-    return said == "done"
 
 
 def _cancel(store: LoopStore, session_id: str) -> str | None:
@@ -122,7 +103,7 @@ def _observe(data: StopInput, state: LoopState, store: LoopStore, root: Path,
         reply=reply,
         reading=reading,
         now=utcnow(),
-        loop_done=_consume(store.paths.loop_done_file(state.session_id)),
+        loop_done=store.consume_loop_done(state.session_id),
     ))
     cancelled_by = _cancel(store, state.session_id)
     if cancelled_by is not None:

@@ -17,7 +17,14 @@ from finesse.errors import StateError
 from finesse.models import LoopState
 from finesse.schema import SchemaError
 from finesse.state.paths import StatePaths, is_valid_session_id
-from finesse.support.files import FileProblem, read_bytes, read_text, shown_name, write_atomic
+from finesse.support.files import (
+    FileProblem,
+    open_regular,
+    read_bytes,
+    read_text,
+    shown_name,
+    write_atomic,
+)
 from finesse.support.locks import LockTimeout, exclusive
 
 LOCK_TIMEOUT_SECONDS = 15.0
@@ -160,6 +167,25 @@ class LoopStore:
                              limit=256).strip() or "a cancel request"
         except FileProblem:
             return None
+
+    def consume_loop_done(self, session_id: str) -> bool:
+        """Whether the session's loop-done channel says `done`; read once and removed, so it
+        is never committed, reverted or seen as a change to the project. Anything but a
+        regular file there (a FIFO, a directory) is no signal and is left alone."""
+        path = self.paths.loop_done_file(session_id)
+        handle = open_regular(path)
+        if handle is None:
+            return False
+        with handle:
+            try:
+                said = handle.read(64).decode("utf-8", errors="replace").strip().lower()
+            except OSError:
+                return False
+        try:
+            path.unlink()
+        except OSError:
+            return False
+        return said == "done"
 
     def clear_request(self, session_id: str) -> None:
         with contextlib.suppress(OSError):

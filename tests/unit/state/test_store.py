@@ -272,3 +272,17 @@ def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
     assert final is not None
     assert final.iteration == 1 + processes * increments
     assert files_under(store.paths.loops) == [f"{SESSION}.json"]
+
+
+def test_the_loop_done_channel_is_read_once_and_only_from_a_regular_file(
+        git_repo: Path, store: LoopStore) -> None:
+    import os
+
+    path = store.paths.loop_done_file(SESSION)
+    assert not store.consume_loop_done(SESSION)  # nothing there
+    path.write_text(" Done\n")
+    assert store.consume_loop_done(SESSION) and not path.exists()
+    path.write_text("not yet")
+    assert not store.consume_loop_done(SESSION) and not path.exists()  # read and removed
+    os.mkfifo(path)
+    assert not store.consume_loop_done(SESSION) and path.exists()  # no signal, left alone
