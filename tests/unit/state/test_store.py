@@ -276,8 +276,6 @@ def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
 
 def test_the_loop_done_channel_is_read_once_and_only_from_a_regular_file(
         git_repo: Path, store: LoopStore) -> None:
-    import os
-
     path = store.paths.loop_done_file(SESSION)
     assert not store.consume_loop_done(SESSION)  # nothing there
     path.write_text(" Done\n")
