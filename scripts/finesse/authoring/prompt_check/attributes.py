@@ -12,7 +12,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from finesse.authoring.prompt_check.cold_start import ITERATING, is_cold_start, opening
+from finesse.authoring.prompt_check.cold_start import (
+    ITERATING,
+    after_task_lines,
+    is_cold_start,
+    opening,
+)
 from finesse.authoring.prompt_check.criteria import (
     completion_conditions,
     phase_criteria,
@@ -21,21 +26,17 @@ from finesse.authoring.prompt_check.criteria import (
 )
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.done import zero_ambiguity as withholds_done
+from finesse.authoring.prompt_check.guardrails import guardrails as forbids
 from finesse.authoring.prompt_check.limits import iteration_limit as capped
 from finesse.authoring.prompt_check.quality import NAMES_THE_WORK, checkable, vague_word
-from finesse.authoring.prompt_check.scope import find_scope
+from finesse.authoring.prompt_check.scope import find_scope, opens_everything
 from finesse.authoring.prompt_check.structure import Prompt
 from finesse.authoring.prompt_check.stuck import failure_instructions as stuck_rules
 from finesse.authoring.prompt_check.verification import (
     verification_commands as run_after_every_change,
 )
 from finesse.authoring.prompt_check.vocabulary import (
-    GUARDRAIL,
-    GUARDRAIL_INSIDE,
-    HONESTY_TALK,
     NEGATED_EMIT,
-    PROHIBITION_TITLE,
-    PROMISE_TALK,
 )
 from finesse.signals import collapse_whitespace
 
@@ -160,40 +161,17 @@ def verification_commands(prompt: Prompt) -> Verdict:
 
 
 def guardrails(prompt: Prompt) -> Verdict:
-    """A rule that forbids: opening with "Do not", "Never", "No ...", "Avoid"; a prohibition
-    inside a sentence ("must not", "is forbidden", "refrain from"); or an item under a
-    heading that forbids ("Don'ts", "Never"). Not the promise rule, not an honesty clause,
-    not the subagents' own rules."""
-    doc = prompt.doc
-    promised = {tag.text for tag in prompt.tags if tag.text}
-    forbidding = {id(block) for index, block in doc.prose() if block.kind == "item" and (any(
-        PROHIBITION_TITLE.search(heading.title) for heading in doc.headings_over(index))
-        or _under_prohibiting_key(doc, index))}
-    for sentence in doc.sentences():
-        text = sentence.text
-        rule = (GUARDRAIL.search(text) or GUARDRAIL_INSIDE.search(text)
-                or id(sentence.block) in forbidding)
-        if not rule or PROMISE_TALK.search(text) or HONESTY_TALK.search(text) or (
-                SUBAGENT.search(text)) or NEGATED_EMIT_IT.search(text):
-            continue
-        if any(text in sentence.text for text in promised):
-            continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail
-        return _ok(sentence.line_at())
-    return _fail(None, "add explicit rules such as '- Do not delete or skip failing tests.'")
-
-
-def _under_prohibiting_key(doc: Document, index: int) -> bool:
-    """Whether the list holding item `index` hangs under a line like "do_not:" or "Never:"
-    (a key of a prompt written as YAML-style keys)."""
-    first = index
-    while first > 0 and doc.blocks[first - 1].kind == "item":
-        first -= 1
-    number = doc.blocks[first].first.number
-    above = doc.lines[number - 2].text.replace("_", " ").strip() if number > 1 else ""
-    return above.endswith(":") and bool(PROHIBITION_TITLE.search(above))
+    """Rules that forbid, and no permission to do what they forbid:
+    `finesse.authoring.prompt_check.guardrails`."""
+    passed, line, fix = forbids(prompt)
+    return _ok(line) if passed else _fail(line, fix)
 
 
 def scoped_context(prompt: Prompt) -> Verdict:
+    opened = opens_everything(prompt.doc)
+    if opened is not None:
+        return _fail(opened, "name the paths the work is in and the paths to leave alone "
+                             "instead of opening the whole repository")
     scope = find_scope(prompt.doc)
     out_line = scope.out_of_scope[0][1] if scope.out_of_scope else scope.rest_is_out
     if scope.in_scope and out_line is not None:
@@ -219,6 +197,11 @@ def cold_start(prompt: Prompt) -> Verdict:
     first = doc.opening()[0]
     if is_cold_start(text):
         return _ok(first)
+    after_preamble = after_task_lines(doc)
+    if after_preamble is not None:
+        # There, after a title or a task line: the prompt-only check names the misplaced
+        # opening (the file must start with it); the attribute itself is met.
+        return _ok(after_preamble)
     later = next((sentence.line_at() for _, block in doc.prose()
                   if block.kind != "heading" and ITERATING.search(block.text)
                   and is_cold_start(block.text)

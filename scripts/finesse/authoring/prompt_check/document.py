@@ -231,11 +231,15 @@ def _split_blocks(lines: tuple[Line, ...]) -> Iterator[Block]:
             yield Block("heading", (lines[index],), titled[0], title=titled[1])
             index += 1
             continue
+        item = _ITEM.match(text)
+        # An indented item ends at a line indented less than its marker: "  - last check"
+        # then "Then, and only then, print ..." leaves the list.
+        indent = len(item.group(1).expandtabs()) if item else 0
         end = index + 1
-        while end < len(lines) and _continues(lines[end].text):
+        while end < len(lines) and _continues(lines[end].text) and not (
+                indent and _indent(lines[end].text) < indent):
             end += 1
         chunk = lines[index:end]
-        item = _ITEM.match(text)
         if item:
             number = int(item.group(3)) if item.group(3) else None
             yield Block("item", chunk, len(item.group(1).expandtabs()), ordinal=number)
@@ -244,6 +248,10 @@ def _split_blocks(lines: tuple[Line, ...]) -> Iterator[Block]:
         else:
             yield Block("paragraph", chunk)
         index = end
+
+
+def _indent(text: str) -> int:
+    return len(text.expandtabs()) - len(text.expandtabs().lstrip())
 
 
 def _continues(text: str) -> bool:

@@ -46,6 +46,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     NEGATED_EMIT,
     PROMISE_TAG,
     PROMISE_TALK,
+    THEN,
 )
 
 _I = re.IGNORECASE
@@ -161,13 +162,28 @@ def completion_section(doc: Document, block: Block) -> list[Block]:
     if over and _COMPLETION_TITLE.search(over[0].title):
         heading = next(at for at, candidate in enumerate(doc.blocks) if candidate is over[0])
         return [over[0], *doc.section(heading)]
-    blocks = [block, *doc.list_after(index)]
-    after = index + len(blocks)
+    following = [block, *doc.list_after(index)]
+    after = index + len(following)
+    blocks = [*_list_before(doc, index), *following]
     if after < len(doc.blocks) and doc.blocks[after].kind == "paragraph":
         text = doc.blocks[after].text
         if re.search(DONE_WORDS, text, _I) or EMIT.search(text) or PROMISE_TAG.search(text):
             blocks.append(doc.blocks[after])
     return blocks
+
+
+def _list_before(doc: Document, index: int) -> list[Block]:
+    """For a signal that opens with "Then" right under a list ("  - `ct lint` exits 0" then
+    "Then, and only then, print ..."): that list and the line that introduces it."""
+    block = doc.blocks[index]
+    if block.kind != "paragraph" or not THEN.match(block.text) or index == 0 or (
+            doc.blocks[index - 1].kind != "item"):
+        return []
+    start = index - 1
+    while start > 0 and doc.blocks[start - 1].kind == "item":
+        start -= 1
+    lead = start - 1 if start > 0 and doc.blocks[start - 1].kind != "code" else start
+    return list(doc.blocks[lead:index])
 
 
 def _sub_items(doc: Document, index: int) -> list[Block]:

@@ -77,7 +77,7 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
                     continue  # "the property tests run up to 200 iterations each"
                 found.setdefault(line.number * 1000 + value, (value, line))
     if not found:
-        found = _loose_caps(texts)
+        found = _loose_caps(texts) or _under_a_limit_heading(prompt)
     if not found:
         return False, None, (f"state a conservative cap, e.g. 'Max iterations: 12' "
                              f"(at most {MAX_ITERATIONS})")
@@ -126,3 +126,29 @@ def _loose_caps(texts: list[tuple[str, Line]]) -> dict[int, tuple[int, Line]]:
             continue
         found.setdefault(line.number * 1000 + value, (value, line))
     return found
+
+
+# A heading that names the loop's limit: "## Iterations", "Iteration limit", "Loop budget".
+_LIMIT_TITLE = re.compile(
+    r"^\W*(?:(?:max(?:imum)?|iteration|loop)\s+)?(?:iterations?|limits?|budget|cap)\W*$",
+    re.IGNORECASE)
+_NUMBER_UNDER = re.compile(rf"^\W*(?:[\w-]+\s+){{0,3}}?{_N}\b[^\d]*$", re.IGNORECASE)
+
+
+def _under_a_limit_heading(prompt: Prompt) -> dict[int, tuple[int, Line]]:
+    """A number under such a heading, with a word that caps it ("## Iterations" over "Capped
+    at 12.") or alone ("12")."""
+    doc = prompt.doc
+    for index, block in enumerate(doc.blocks):
+        if block.kind != "heading" or not _LIMIT_TITLE.match(block.title):
+            continue
+        under = next((later for later in doc.blocks[index + 1:] if later.kind != "heading"),
+                     None)
+        if under is None or under.kind == "code":
+            continue
+        plain = without_emphasis(under.first.text)
+        number = _NUMBER_UNDER.match(plain)
+        if number and (_CAPS.search(plain) or plain.strip(" .").isdigit()):
+            value = number_value(number.group(1))
+            return {under.first.number * 1000 + value: (value, under.first)}
+    return {}

@@ -25,12 +25,21 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 
 _NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
+# Under a "phases:" key of a prompt written as YAML-style keys: "  1_config:", "  2-lint:".
+_PHASES_KEY = re.compile(r"^\s*(?:phases|steps|stages|milestones|plan|order)\s*:\s*$", re.I)
+_NUMBERED_KEY = re.compile(r"^\s+(?P<number>\d{1,2})[_-][A-Za-z][\w-]*\s*:")
+
+
+def _has_phases_key(doc: Document) -> bool:
+    return any(_PHASES_KEY.match(line.text) for line in doc.lines
+               if line.number not in doc.code_lines)
 
 
 def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     """"Phase 1 / Phase 2" (or Step, Stage, Milestone, Part) lines, also after an outline
     number ("1.2 Phase 2 — ...") or as YAML keys ("phase_2_stats:"); else milestones named by
-    a letter and a number ("M1", "M2"); else a numbered list (or numbered sub-headings) under
+    a letter and a number ("M1", "M2"); else numbered keys under a "phases:" key ("1_config:");
+    else a numbered list (or numbered sub-headings) under
     a heading or label about phases, steps, a plan, requirements, tasks or order (and not the
     criteria); else a table of phases (`phase_tables`); else a numbered list under no such
     heading that is plainly the plan; else phases told in words (`sequence`: "First, ...
@@ -43,6 +52,9 @@ def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     lettered = _marked_phases(doc, _lettered_marker(doc))
     if len(lettered.found) >= 2 and lettered.problem is None:
         return lettered
+    keyed = _marked_phases(doc, _NUMBERED_KEY) if _has_phases_key(doc) else Phases(())
+    if len(keyed.found) >= 2 and keyed.problem is None:
+        return keyed
     listed = _listed_phases(doc, criteria)
     if listed.found or listed.problem:
         return listed

@@ -80,6 +80,12 @@ CHECKABLE = re.compile(
     _I,
 )
 
+# Nothing of a kind left, which a search shows: "no `Untyped*` imports left in it", "no
+# hard-coded strings remain in the file", "none of the old calls survive".
+ABSENT = re.compile(
+    r"\b(?:no|zero|none\s+of\s+the)\b[^.;:]{0,60}?\b(?:left|remain(?:s|ing)?|survives?|"
+    r"anywhere)\b", _I)
+
 # "The task is finished only when ...", "Done = every check passes", in a prompt without a
 # signal.
 DONE_WHEN = re.compile(
@@ -88,7 +94,7 @@ DONE_WHEN = re.compile(
 # A completion condition that points at checks given elsewhere: "when ALL phases are
 # complete", "when all four steps hold", "when every item above holds".
 NAMES_THE_WORK = re.compile(
-    r"\b(?:phases?|steps?|stages?|milestones?|parts?|checks?|criteria|criterion|items?|"
+    r"\b(?:phases?|steps?|stages?|milestones?|parts?|checks?|criteria|criterion|items?|points?|"
     r"requirements?|tasks?|verifications?|verif(?:y|ies|ied)|gates?|commands?|tests?|"
     r"conditions?|box(?:es)?|rows?|tables?|deliverables?|goals?|acceptance|sections?|"
     r"(?:check)?lists?|definition\s+of\s+done)\b|"
@@ -116,8 +122,9 @@ def vague_word(text: str, names: frozenset[str] = frozenset()) -> str | None:
 def checkable(text: str) -> bool:
     """Whether `text` names a command, or a result only a command can show. A criterion
     that opens with a code span ("- `make check` prints OK") names its command."""
-    if (CHECKABLE.search(CODE_SPAN.sub(" ", text)) or _LIST_MARKER.sub("", text).startswith("`")
-            or ARTEFACT.search(text)):
+    prose = CODE_SPAN.sub(" x ", text)
+    if (CHECKABLE.search(prose) or _LIST_MARKER.sub("", text).startswith("`")
+            or ARTEFACT.search(text) or ABSENT.search(prose) or MEASURED_QUALITY.search(prose)):
         return True
     spans = [span.strip("`") for span in CODE_SPAN.findall(text)]
     return any(looks_like_command(span) for span in spans) or bool(

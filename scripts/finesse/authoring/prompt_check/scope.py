@@ -10,6 +10,10 @@ matters. Limiting the work to the paths named ("Only modify files in `src/`") pu
 other path out of scope. In a prompt written as YAML-style keys, each key opens a clause of
 its own and says which side its paths are on ("scope_in: src/", "scope_out: vendor/",
 "files_off_limits: public/").
+
+A prompt that opens the whole repository to the agent ("You can change whatever you need to,
+anywhere in the repository") scopes nothing, whatever paths it names elsewhere
+(`opens_everything`), as saying there is no cap fails attribute 9.
 """
 
 from __future__ import annotations
@@ -51,17 +55,22 @@ _OUT = re.compile(
     r"\bowned\s+by\s+(?:another|other|a\s+different)\b|"
     r"\b(?:untouchable|frozen|excluded|ignore)\b|\bnothing\s+(?:else|outside)\b|"
     r"\bnot\s+(?:allowed|permitted)\b|\b(?:forbidden|prohibited)\b|"
-    r"\bnot\s+(?:a\s+)?part\s+of\s+(?:this|the)\s+(?:task|work|change|scope|job)\b|"
+    r"(?:\bnot|n['\u2019]t)\s+(?:a\s+)?part\s+of\s+(?:this|the\s+(?:task|work|change|scope|job))\b|"
+    r"\bout\s+of\s+bounds\b|\bno[- ]go\b|\b(?:except|but\s+not)(?:\s+for)?\s+(?=`|\S*/)|"
+    r"\bnothing\s+(?:under|in|inside|within|from)\s+(?=`|\S*/)|"
     # A clause that opens with the refusal: "`src/` only; never `dist/`".
     r"^\s*(?:and\s+|but\s+)?(?:never|not)\s+(?=`|\S*/)",
     _I,
 )
 # Limiting the work to the paths named makes every other path out of scope: "Only modify
-# files in `src/`", "Confine your edits to ...", "Touch only: ...".
+# files in `src/`", "Confine your edits to ...", "Touch only: ...", "Stay in `ops/`".
 _RESTRICTED = re.compile(
     r"^[\s*_-]*only\b|\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
     r"\b(?:modify|edit|touch|change|work|write)\w*\s+(?:files\s+)?only\b|\bconfine\w*\b|"
-    r"\bexclusively\b|\bnothing\s+else\b|\bonly\s*[.!]?\s*$",
+    r"\bexclusively\b|\bnothing\s+else\b|\bonly\s*[.!]?\s*$|"
+    # "Keep your edits to `src/sync/`", "Stay in `ops/scripts/`", "Stick to `lib/`".
+    r"\bkeep\s+(?:your\s+|all\s+|the\s+)?(?:edits|changes|work|modifications)\s+(?:to|in|"
+    r"within|inside)\b|\b(?:stay|remain)\s+(?:in|within|inside)\b|\bstick\s+to\b",
     _I,
 )
 # "... are shared with other teams; leave them alone": the paths of the clause before.
@@ -141,3 +150,27 @@ def _is_path(word: str) -> bool:
     if not re.search(r"[A-Za-z]", word):
         return False
     return "/" in word or bool(_HAS_EXTENSION.search(word.rstrip("/")))
+
+
+# Opening the whole tree: "change whatever you need to, anywhere in the repository", "the
+# whole codebase is fair game", "touch any file you like", "modify anything in the repo".
+_EVERYWHERE = re.compile(
+    r"\banywhere\s+in\s+the\s+(?:repo\w*|codebase|project|monorepo|tree)\b|"
+    r"\b(?:whole|entire)\s+(?:repo\w*|codebase|project|monorepo)\s+is\s+(?:fair\s+game|in\s+scope|"
+    r"yours|open)\b|\beverything\s+is\s+(?:fair\s+game|in\s+scope)\b|"
+    r"\b(?:touch|edit|change|modify)\s+any\s+files?\s+(?:you\s+(?:like|want|need)|at\s+all)\b|"
+    r"\bno\s+(?:file|path|scope)\s+(?:restrictions?|limits?)\b|"
+    r"\b(?:touch|edit|change|modify)\s+anything\s+(?:(?:you\s+(?:like|want|need)|that\s+helps)\b|"
+    r"in\s+the\s+(?:repo\w*|codebase|project|monorepo|tree)\b)", _I)
+# Any limit in the same sentence takes the opening back: "anywhere in the repo except `infra/`".
+_BUT_LIMITED = re.compile(
+    r"\b(?:not|never|except|but\s+not|outside|only|apart\s+from|other\s+than|besides|save)\b|"
+    r"n['\u2019]t\b", _I)
+
+
+def opens_everything(doc: Document) -> Line | None:
+    """The line of a sentence that lets the agent change anything anywhere, if any."""
+    for sentence in doc.sentences():
+        if _EVERYWHERE.search(sentence.text) and not _BUT_LIMITED.search(sentence.text):
+            return sentence.line_at()
+    return None

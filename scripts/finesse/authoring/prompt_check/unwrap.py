@@ -1,12 +1,19 @@
 """A prompt pasted whole inside a block quote ("> " on every line) or a code fence (its
 first line opens a fence that only its last line closes) reads as the prompt itself: the
-wrapping is taken off, and the lines keep their numbers."""
+wrapping is taken off, and the lines keep their numbers. A list written with typographic
+bullets ("• No rewriting ...", as word processors and chat windows paste them) reads as a
+Markdown list: outside code, such a bullet at the start of a line becomes "-"."""
 
 from __future__ import annotations
 
 import re
 
+from finesse.support.markdown import Fences
+
 _UNQUOTE = re.compile(r"^\s*> ?")
+# Typographic bullets (U+2022 and its kin, the middle dot, the en dash) that open a line.
+_BULLET = re.compile(r"^(\s*)[\u2022\u25e6\u25aa\u25ab\u25cf\u25cb\u25a0\u25a1\u2023\u2043"
+                     r"\u25b8\u25ba\u00b7\u2013](?=\s+\S)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^`]*$")
 
 
@@ -32,4 +39,10 @@ def unwrapped(raw_lines: list[str]) -> list[str]:
     if any(raw.strip() for raw in raw_lines) and all(
             raw.lstrip().startswith(">") for raw in raw_lines if raw.strip()):
         raw_lines = [_UNQUOTE.sub("", raw, count=1) for raw in raw_lines]
-    return _unfenced(raw_lines)
+    return _plain_bullets(_unfenced(raw_lines))
+
+
+def _plain_bullets(raw_lines: list[str]) -> list[str]:
+    fences = Fences()
+    return [raw if fences.step(raw) is not None else _BULLET.sub(r"\1-", raw, count=1)
+            for raw in raw_lines]

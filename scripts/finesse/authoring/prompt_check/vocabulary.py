@@ -95,10 +95,11 @@ PHASE_MARKER = re.compile(
     rf"{_WORK_UNIT}(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
     _I,
 )
-# Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...".
+# Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...", or set
+# apart by spaces as in a column ("M1  Artifact Registry ...").
 LETTERED_MARKER = re.compile(
     r"^\s*(?:#{1,6}\s+|[-*+]\s+)?(?:\*\*|__)?\s*(?P<letter>[A-Z])(?P<number>\d{1,2})\b"
-    r"(?:\*\*|__)?\s*(?:[\u2014\u2013:.)]|-\s)")
+    r"(?:(?:\*\*|__)?\s*(?:[\u2014\u2013:.)]|-\s)| {2,}|\t)")
 # The same marker opening a sentence inside a paragraph: "... in three phases. Phase 1: ..."
 INLINE_PHASE_MARKER = re.compile(
     rf"^[*_]*(?:phase|stage|step|part)\s+({_ORDINAL})\b[*_]*\s*(?::|\u2013|\u2014|-|\.|is\b|"
@@ -118,8 +119,10 @@ UNORDERED = re.compile(
     r"\b(?:no\s+particular\s+order|(?:in\s+)?(?:any|whatever|whichever)\s+order|"
     r"order\s+(?:does\s+not|doesn\W?t)\s+matter|pick\s+whichever)\b", _I)
 PHASE_WORDS = re.compile(r"\b(?:phases?|steps?|stages?|milestones?)\b", _I)
-# A heading saying its list is in order: "Requirements (in order)", "Order of work".
+# A heading saying its list is in order: "Requirements (in order)", "Order of work", a
+# label that is the word itself ("Order:", "Order (finish each area first):").
 IN_ORDER = re.compile(
+    r"^[\W_]*order\b(?!\s+(?:does|doesn|is\s+not|isn))|"
     r"\bin\s+(?:this\s+|that\s+|the\s+following\s+|strict\s+|the\s+given\s+)?order\b|"
     r"\border\s+of\s+(?:work|operations|business)\b|\bin\s+sequence\b|\bsequentially\b|"
     r"\bone\s+after\s+(?:the\s+)?(?:other|another)\b|\btop\s+to\s+bottom\b|"
@@ -149,7 +152,7 @@ VERIFY = re.compile(
 # runs" and "No progress for 3 iterations" do not.
 GUARDRAIL = re.compile(
     r"^(?:[-*+>]\s+|\d+[.)]\s+)?(?:\[[ xX]\]\s+)?[\s*_]*(?:[A-Za-z][\w' -]{0,25}:\s*[*_]*\s*)?"
-    r"(?:(?:also|and|but|again|finally)\b,?\s+)?"
+    r"(?:(?:also|and|but|again|finally|please|kindly|just)\b,?\s+)?"
     rf"(?:(?:you\s+(?:must|should|may)\s+(?:not|never)|do\s+not|don{_APOSTROPHE}?t|never|"
     r"must\s+not|under\s+no\s+circumstances|avoid)\b|"
     r"no\s+(?!(?:memory|progress|recollection|need|matter|more|longer|problem|one|iterations?|"
@@ -169,10 +172,11 @@ GUARDRAIL_INSIDE = re.compile(
     r"never))\b|\bresist\s+the\s+urge\b|"
     rf"^[-*+_\s]*(?:prohibited|forbidden|not\s+allowed|banned|never|don{_APOSTROPHE}?ts|"
     r"do\s+not|avoid)[*_]*\s*:", _I)
-# A heading over rules that forbid: "Don'ts", "Never", "Forbidden", "Hard rules: never".
+# A heading over rules that forbid: "Don'ts", "Don't:", "Never", "Forbidden", "Hard rules:
+# never", a bare "No:".
 PROHIBITION_TITLE = re.compile(
-    rf"\b(?:don{_APOSTROPHE}?ts|do\s+not|never|forbidden|prohibited|not\s+allowed|banned|"
-    r"off[- ]limits|avoid)\b", _I)
+    rf"\b(?:don{_APOSTROPHE}?ts?|do\s+not|never|forbidden|prohibited|not\s+allowed|banned|"
+    r"off[- ]limits|avoid)\b|^[\s*_#]*(?:no|nope)[\s*_]*:?[\s*_]*$", _I)
 PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
 # "Do not lie even if you think you should exit" is attribute 10's rule, not a guardrail.
 HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)

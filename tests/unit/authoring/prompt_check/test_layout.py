@@ -41,3 +41,12 @@ def test_anything_before_the_cold_start_is_not_prompt_only(
 def test_the_plan_file_written_by_finesse_new_is_not_a_prompt(tmp_path: Path) -> None:
     golden = Path(__file__).parents[1] / "golden" / "csv-export-plan.md"
     assert validate_file(golden).prompt_only.passed is False
+
+
+def test_the_old_corpus_task_first_prompt_meets_cold_start_but_is_not_prompt_only() -> None:
+    # Its label was cold-start until the attribute and the layout were told apart
+    # (corpus/LABEL_FIXES.md): the file is still refused, by the check that owns the defect.
+    report = validate_file(Path(__file__).parent / "corpus" / "missing-cold-start-task-first.md")
+    assert [r.key for r in report.attributes if not r.passed] == []
+    assert (report.passed, report.prompt_only.passed) == (False, False)
+    assert report.prompt_only.fix.startswith("the file starts with a heading")

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from finesse.authoring.prompt_check.validate import validate_prompt
 from tests.unit.authoring.prompt_check.test_validate import BASE, edit, failing
 
 RULE = "Do not output the promise unless every criterion is met."
@@ -85,11 +86,26 @@ def test_an_opening_that_looks_at_the_state_in_any_words_is_a_cold_start(opening
     "Add a `--verbose` flag to the CLI. Run `pytest -q` to check it.",
     "You are iterating on the `--verbose` flag. Keep going until it is finished.",
     "Fix the memory leak in the CLI. Continue until `pytest -q` passes.",
-    "The CLI needs a `--verbose` flag; the code is in `cli/main.py`.\n\nYou are iterating on "
-    "it with no memory, so first run `pytest -q` and read `git log`.",
 ])
 def test_a_task_first_opening_is_still_no_cold_start(opening: str) -> None:
     assert failing(edit(FIRST, opening)) == ["cold-start"]
+
+
+@pytest.mark.parametrize("opening", [
+    # Was a cold-start failure: the attribute is met, the layout is not (see cold_start.py).
+    "The CLI needs a `--verbose` flag; the code is in `cli/main.py`.\n\nYou are iterating on "
+    "it with no memory, so first run `pytest -q` and read `git log`.",
+    "Dependency upgrade: click 7 to 8 for the CLI (`cli/`, Python 3.12)\n\nEvery iteration: "
+    "you remember nothing. Run `pytest -q` and read `git log -5` to see what is done.",
+    "**Project:** `cli`, Python 3.12.\n**Task:** a `--verbose` flag.\n\n## Before anything "
+    "else\nEach iteration is a fresh start for you. Check where things stand: `pytest -q`.",
+])
+def test_task_lines_then_a_cold_start_meet_the_attribute_but_not_the_layout(
+        opening: str) -> None:
+    text = edit(FIRST, opening)
+    report = validate_prompt(text)
+    assert failing(text) == []
+    assert (report.passed, report.prompt_only.passed) == (False, False)
 
 
 # 3 failure-instructions

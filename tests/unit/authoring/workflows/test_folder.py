@@ -84,7 +84,9 @@ def test_a_sub_workflow_that_fails_an_attribute_or_is_not_prompt_only_is_named(
         tmp_path: Path) -> None:
     folder = write_folder(tmp_path)
     prompt = folder / "wave-1" / "todo-store" / "prompt.md"
-    prompt.write_text(prompt.read_text().replace("Do NOT", "Please do not"))
+    # Every guardrail turned into leave to do what it forbade ("Please do not" used to serve
+    # here, but it is a guardrail too).
+    prompt.write_text(prompt.read_text().replace("Do NOT", "It is fine to"))
     routes = folder / "wave-2" / "todo-routes" / "prompt.md"
     routes.write_text("# Plan: todo routes\n\n" + routes.read_text())
     assert errors(folder) == [

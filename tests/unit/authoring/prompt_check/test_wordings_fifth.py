@@ -1,0 +1,170 @@
+"""Forms found in the fifth blind corpus (`corpus_blind5/MEASUREMENTS.md`), each written as a
+general rule, with the twin that must still fail (or pass)."""
+
+from __future__ import annotations
+
+import pytest
+
+from finesse.authoring.prompt_check.validate import validate_prompt
+from tests.unit.authoring.prompt_check.test_validate import edit, failing
+
+RULE = "Do not add dependencies."
+SCOPE = "In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`."
+PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
+          "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`")
+SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
+          "- `pytest -q` exits 0\n- `ruff check .` exits 0")
+LIMIT = "Max iterations: 10"
+HOLDBACK = "Do not output the promise unless every criterion is met."
+
+
+# 6 guardrails
+
+@pytest.mark.parametrize("rules", [
+    "Ground rules:\n\u2022 No rewriting `cli/main.py` wholesale; make surgical changes.\n"
+    "\u2022 Read the full failure first.",
+    "Please don't pull in a new argument-parsing library.",
+    "No:\n- `continue-on-error` to make jobs pass\n- removing test steps",
+    "Don't:\n- add to the skip list to pass\n- introduce a new module",
+])
+def test_more_ways_to_forbid(rules: str) -> None:
+    assert failing(edit(RULE, rules)) == []
+
+
+def test_a_typographic_bullet_inside_code_stays_code() -> None:
+    text = edit(RULE, "```\n\u2022 No rewriting anything\n```")
+    assert failing(text) == ["guardrails"]
+
+
+@pytest.mark.parametrize("invitation", [
+    "If a module is easier to rewrite from scratch than to port, rewrite it.",
+    "Honestly I don't care how you get there \u2014 rewrite the parser from scratch if that's "
+    "easier.",
+    "If a spec keeps fighting you, just delete it or mark it `skip`.",
+    "Feel free to delete tests that fail after the change.",
+])
+def test_leave_to_do_what_the_guardrails_forbid_fails_whatever_else_is_said(
+        invitation: str) -> None:
+    text = edit(RULE, RULE + " " + invitation)
+    assert failing(text) == ["guardrails"]
+    assert "take out the permission" in next(
+        r.fix for r in validate_prompt(text).attributes if r.key == "guardrails")
+
+
+@pytest.mark.parametrize("refusal", [
+    "Do NOT rewrite files from scratch. Make targeted edits.",
+    "Make targeted edits rather than rewriting from scratch.",
+    "Do not delete tests to make the suite pass.",
+    "Delete the obsolete fixtures in `tests/old/` and add a note to `NOTES.md`.",
+    "Don't:\n- delete cases from `fuzz/crashes/` to pass\n- rewrite the tokenizer from scratch",
+])
+def test_refusing_them_or_naming_other_work_is_no_invitation(refusal: str) -> None:
+    assert failing(edit(RULE, RULE + "\n\n" + refusal)) == []
+
+
+# 7 scoped-context
+
+@pytest.mark.parametrize("scope", [
+    "Keep your edits to `cli/main.py` and `tests/test_cli.py`; `vendor/` is out of bounds.",
+    "Stay in `cli/` and `tests/`. The scripts in `ops/` aren't part of this.",
+    "Work in `cli/main.py` and `tests/`. Nothing under `vendor/` or `migrations/`.",
+    "Stick to `cli/main.py` and `tests/test_cli.py`.",
+])
+def test_more_ways_to_draw_the_scope(scope: str) -> None:
+    assert failing(edit(SCOPE, scope)) == []
+
+
+@pytest.mark.parametrize("opening", [
+    "You can change whatever you need to, anywhere in the repository \u2014 whatever gets "
+    "it done.",
+    "You can modify anything in the repo that helps.",
+    "The whole codebase is fair game.",
+])
+def test_opening_the_whole_repository_scopes_nothing(opening: str) -> None:
+    assert failing(edit(SCOPE, SCOPE + " " + opening)) == ["scoped-context"]
+
+
+def test_an_opening_with_an_exception_is_no_opening() -> None:
+    text = edit(SCOPE, "Change what you need anywhere in the repository except `vendor/`. "
+                       "The relevant files are `cli/main.py` and `tests/test_cli.py`.")
+    assert failing(text) == []
+
+
+# 4 ordered-phases
+
+def test_milestones_set_apart_by_spaces_are_phases() -> None:
+    text = edit(PHASES, "Milestones, in order:\n\n  M1  parse the flag.\n"
+                        "      \u2713 `pytest tests/test_cli.py -q -k parse` passes\n"
+                        "  M2  print debug lines.\n      \u2713 `pytest -q` passes")
+    assert failing(text) == []
+
+
+@pytest.mark.parametrize(("intro", "expected"), [
+    ("Order (dependencies first):", []),
+    ("Order:", []),
+    ("Order does not matter:", ["ordered-phases"]),
+])
+def test_a_label_that_is_the_word_order(intro: str, expected: list[str]) -> None:
+    text = edit(PHASES, f"{intro}\n- parse the flag\n- print debug lines\n\n"
+                        "Verify each with `pytest tests/test_cli.py -q`.")
+    assert failing(text) == expected
+
+
+def test_numbered_keys_under_a_phases_key_are_phases() -> None:
+    text = edit(PHASES, "phases:\n  1_parse:\n    verify: pytest tests/test_cli.py -q -k parse\n"
+                        "  2_print:\n    verify: pytest tests/test_cli.py -q")
+    assert failing(text) == []
+    assert "ordered-phases" in failing(edit("phases:", "notes:", text))
+
+
+# 1 binary-completion-criteria
+
+@pytest.mark.parametrize("criterion", [
+    "- there are no `Untyped*` imports left in it",
+    "- no hard-coded user-facing strings remain in the file",
+    "- clippy is clean for both targets",
+])
+def test_results_a_search_or_a_checker_shows_are_binary(criterion: str) -> None:
+    assert failing(edit("- `ruff check .` exits 0", criterion)) == []
+
+
+def test_a_vague_criterion_still_fails() -> None:
+    text = edit("- `ruff check .` exits 0", "- the code feels clean")
+    assert failing(text) == ["binary-completion-criteria"]
+
+
+def test_every_point_under_a_list_names_the_work() -> None:
+    text = edit(SIGNAL, "Done means:\n- `pytest -q` exits 0\n- `ruff check .` exits 0\n\n"
+                        "When every point under \"Done means\" holds, output "
+                        "<promise>DONE</promise>.")
+    assert failing(text) == []
+
+
+# 9 iteration-limit
+
+@pytest.mark.parametrize(("under", "expected"), [
+    ("Capped at 12.", []),
+    ("12", []),
+    ("Capped at 40.", ["iteration-limit"]),
+])
+def test_a_number_under_an_iterations_heading(under: str, expected: list[str]) -> None:
+    assert failing(edit(LIMIT, f"## Iterations\n{under}\n\n## Work")) == expected
+
+
+# 10 zero-ambiguity
+
+def test_then_only_then_under_an_indented_list_waits_for_the_list() -> None:
+    text = edit(SIGNAL + "\n\n" + HOLDBACK,
+                "Definition of Done (all must hold in one run):\n"
+                "  - `pytest -q` exits 0\n  - `ruff check .` exits 0\n"
+                "Then, and only then, print <promise>DONE</promise>. Not when it's nearly "
+                "there, not with one check skipped.")
+    assert failing(text) == []
+
+
+def test_then_under_an_indented_list_without_a_cue_still_fails() -> None:
+    text = edit(SIGNAL + "\n\n" + HOLDBACK,
+                "Definition of Done (all must hold in one run):\n"
+                "  - `pytest -q` exits 0\n  - `ruff check .` exits 0\n"
+                "Then print <promise>DONE</promise>.")
+    assert failing(text) == ["zero-ambiguity"]
