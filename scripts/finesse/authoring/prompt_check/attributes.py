@@ -85,6 +85,15 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
                                "e.g. '`ruff check .` exits 0'")
     for phase in prompt.phases.found:
         if phase_verified(phase, prompt.command_names):
+            # Its command checks it, unless every criterion under it only judges quality:
+            # "- The code should be robust and production-ready" over "Verify: cargo test".
+            listed = [(text, line) for text, line in phase_statements(phase)
+                      if not VERIFY_LINE.search(text)]
+            vague = [(vague_word(text, prompt.tool_names), line) for text, line in listed]
+            if len(listed) >= 2 and all(word for word, _ in vague):
+                word, line = vague[0]
+                return _fail(line, f"replace '{word}' with a command and its expected "
+                                   f"result: phase {phase.number}'s criteria only judge quality")
             continue
         for text, line in phase_statements(phase):
             word = vague_word(text, prompt.tool_names)
@@ -102,6 +111,9 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
                                "true:' and a list of checks, e.g. '- `pytest -q` exits 0'")
     texts = [text for text, _ in [*conditions, *items]]
     texts += [phase.content for phase in prompt.phases.found]
+    if any(NAMES_THE_WORK.search(text) for text, _ in conditions):
+        # "When everything above holds": the lists it points at are the criteria.
+        texts += [block.text for block in prompt.doc.blocks if block.kind == "item"]
     if not any(checkable(text) for text in texts):
         signals = prompt.signals
         return _fail(signals[0].line if signals else None,
@@ -109,6 +121,9 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
                      "'- `pytest -q` exits 0'")
     first = items[0][1] if items else conditions[0][1] if conditions else None
     return _ok(first)
+
+
+VERIFY_LINE = re.compile(r"^\s*(?:[-*+]\s+)?[*_]*(?:verify|check)[*_]*\s*:", re.IGNORECASE)
 
 
 def completion_signal(prompt: Prompt) -> Verdict:

@@ -127,7 +127,10 @@ def after_task_lines(doc: Document) -> Line | None:
             continue
         if block.kind != "paragraph" or index > 2 * PREAMBLE_BLOCKS + 1:
             return None
-        if _FRESH.search(block.text) and is_cold_start(block.text):
+        text = block.text
+        if text.rstrip(" *_").endswith(":"):  # "So first:" over the list of what to look at
+            text += " " + " ".join(item.text for item in doc.list_after(index))
+        if _FRESH.search(text) and is_cold_start(text):
             before = [earlier for earlier in doc.blocks[:index] if earlier.kind != "heading"]
             preamble = len(before) <= PREAMBLE_BLOCKS and all(
                 len(earlier.lines) <= 3 and not earlier.text.lstrip().startswith("|")

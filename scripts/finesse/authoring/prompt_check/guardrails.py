@@ -2,7 +2,8 @@
 
 A rule that forbids opens with "Do not", "Never", "No ...", "Avoid" (after a label, "and",
 "please"); says it inside a sentence ("must not", "is forbidden", "refrain from"); or is an
-item under a heading or label that forbids ("Don'ts", "Never", "No:"). Not the promise rule,
+item under a heading or label that forbids ("Don'ts", "Never", "No:"), or a table cell that
+forbids ("| Tests | don't delete tests |"). Not the promise rule,
 not an honesty clause, not the subagents' own rules.
 
 A prompt that lets the agent do what seed 000's guardrails forbid ("If a worker is easier to
@@ -78,7 +79,24 @@ def guardrails(prompt: Prompt) -> tuple[bool, Line | None, str]:
         if any(text in sentence.text for text in promised):
             continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail
         return True, sentence.line_at(), ""
+    cell = _forbidding_cell(doc)
+    if cell is not None:
+        return True, cell, ""
     return False, None, FIX
+
+
+def _forbidding_cell(doc: Document) -> Line | None:
+    """A table cell that forbids: "| Tests | don't delete tests; never overwrite ... |"."""
+    for line in doc.lines:
+        if line.number in doc.code_lines or not line.text.lstrip().startswith("|"):
+            continue
+        for cell in line.text.strip().strip("|").split("|"):
+            for clause in re.split(r";\s+|\.\s+", cell.strip()):
+                if (GUARDRAIL.search(clause) or GUARDRAIL_INSIDE.search(clause)) and not (
+                        PROMISE_TALK.search(clause) or HONESTY_TALK.search(clause)
+                        or SUBAGENT.search(clause)):
+                    return line
+    return None
 
 
 def _forbidding_items(doc: Document) -> set[int]:

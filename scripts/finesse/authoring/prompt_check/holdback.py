@@ -77,6 +77,7 @@ CUE = re.compile(
     r"\b(?:earlier|early|sooner|prematurely|too\s+soon|in\s+advance|ahead\s+of\s+time|"
     r"jump\w*\s+the\s+gun|only\s+(?:when|if|once|after|then|at|valid|true|counts?)|"
     rf"{EMIT_WORDS}\s+(?:[\w<>/-]+\s+){{0,3}}?only|unless|otherwise|"
+    rf"only\s+{EMIT_WORDS}\s+(?:it\s+|this\s+|that\s+|the\s+promise\s+)?(?:when|if|once|after)|"
     rf"(?:before|until|till)\s+{_POINTED}|not\s+(?:a\s+moment\s+|one\s+second\s+)?"
     r"(?:before|earlier|sooner)|"
     r"assum\w*|guess\w*|hop(?:e|ing)\s+(?:it|they|that))\b|"
@@ -87,7 +88,7 @@ CUE = re.compile(
 STRONG_CUE = re.compile(
     r"\b(?:unequivocal(?:ly)?|no\s+exceptions?|without\s+exception|no\s+partial|"
     r"partial\w*\s+\w+\s+(?:does\s+not|doesn['\u2019]t|is\s+not|isn['\u2019]t)\s+count|"
-    r"every\s+single|each\s+and\s+every|non-negotiable|fudg\w*|hunch|lie|lying|lies|"
+    r"every\s+single|each\s+and\s+every|non-negotiable|fudg\w*|hunch|lie|lying|lies|fib\w*|"
     r"stretch\w*\s+the\s+truth|pretend\w*|fake|faking|cheat\w*|bluff\w*|"
     r"not\s+(?:a|one)\s+(?:moment|second|minute|iteration)\s+(?:before|earlier|sooner))\b|"
     r"\bnot\s+[\"'\u201c]?(?:mostly|almost|nearly|approximately|partially)\b|"

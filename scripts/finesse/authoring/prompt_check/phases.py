@@ -25,6 +25,9 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 
 _NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
+# What follows a phase's own marker: a separator or the end of the line ("Phase 2: ...",
+# "## Step 3", "Stage 2 — ..."), not a verb ("Step 4 is done when ...").
+_TITLED = re.compile(r"[*_]*\s*(?:[:.)\u2014\u2013-]|$)")
 # Under a "phases:" key of a prompt written as YAML-style keys: "  1_config:", "  2-lint:".
 _PHASES_KEY = re.compile(r"^\s*(?:phases|steps|stages|milestones|plan|order)\s*:\s*$", re.I)
 _NUMBERED_KEY = re.compile(r"^\s+(?P<number>\d{1,2})[_-][A-Za-z][\w-]*\s*:")
@@ -93,6 +96,8 @@ def _marked_phases(doc: Document, marker: re.Pattern[str] = PHASE_MARKER) -> Pha
         if any(number == seen for seen, _ in starts):
             continue  # a later mention of a phase already named
         if number != len(starts) + base:
+            if not _TITLED.match(line.text, match.end()):
+                continue  # a mention ("Step 4 is done when ..."), not a phase's own line
             return Phases((), line, f"number the phases 1, 2, 3... in order: this is phase "
                                     f"{number} after phase {len(starts) + base - 1}")
         starts.append((number, line))

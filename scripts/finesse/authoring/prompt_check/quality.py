@@ -22,7 +22,7 @@ _NOT_IN_COMPOUND = r"(?<![\w-])"
 VAGUE = re.compile(
     _NOT_IN_COMPOUND
     + r"(?:clean(?:ly|er)?(?![\s-]*(?:up|out)\b)|good|better|nice(?:r|ly)?|elegant(?:ly)?|"
-    r"idiomatic(?:ally)?|"
+    r"idiomatic(?:ally)?|ergonomic(?:ally)?|graceful(?:ly)?|thorough(?:ly)?|"
     r"robust(?:ly)?|proper(?:ly)?|well[- ](?:written|structured|organi[sz]ed|designed|"
     r"documented|tested|named|factored)|organi[sz]ed|readable|maintainable|polish(?:ed)?|"
     r"professional(?:ly)?|production[- ](?:ready|quality|grade)|high[- ]quality|"

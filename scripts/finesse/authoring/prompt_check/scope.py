@@ -50,6 +50,8 @@ _OUT = re.compile(
     r"as[- ]is|as\s+(?:it|they)\s+(?:is|are|was|were|stands?)|be(?=\s*(?:[.;,!)]|$)))\b|"
     r"\b(?:not|never|don['\u2019]?t|mustn['\u2019]?t)\b[^.;:]{0,25}?\b(?:touch|chang|modif|edit|updat|delet|"
     r"remov|renam|rewrit|reformat|push|commit)\w*|"
+    r"\b(?:fine|good|ok(?:ay)?)\s+as\s+(?:it|they)\s+(?:is|are|stands?)\b|"
+    r"\bleave\s+(?:them|it|those|these)\s*[.;!]?\s*$|"
     r"\bstays?\s+as\s+(?:it|they)\s+(?:is|are)\b|\bstays?\s+(?:unchanged|untouched|the\s+same)\b|"
     r"\b(?:must|should)\s+stay\b|\boutside\s+(?:of\s+)?(?:this|the)\s+(?:task|scope|work|change)\b|"
     r"\bowned\s+by\s+(?:another|other|a\s+different)\b|"

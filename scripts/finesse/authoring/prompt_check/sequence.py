@@ -128,6 +128,13 @@ _ARROW_CHAIN = re.compile(
     r"(?:\u2192|->|=>)\s*(?P<rest>[^\u2192>]{3,})")
 
 
+# "Convert them one at a time in this order: `a.py`, `b.py`, and finally `c.py`": the
+# items after the colon of a sentence that says they are in order.
+_ORDERED_ENUMERATION = re.compile(
+    r":\s*(?P<first>[^,;:]{2,}?)[,;]\s*(?P<second>[^,;:]{2,}?)(?:[,;]\s*(?:and\s+)?"
+    r"(?:(?:then|finally)\s+)?(?P<rest>[^;:]{2,}))?$", _I)
+
+
 # "Phases: (1) parse, (2) print, (3) document", in a sentence that speaks of the work.
 _INLINE_NUMBERS = re.compile(
     r"\(?1\)\s*(?P<first>[^()]+?(?:\([^()]*\)[^()]*?)?)[,;]?\s*(?:and\s+)?\(?2\)\s*"
@@ -161,6 +168,8 @@ def _chained(doc: Document) -> Phases:
             if chain is None and inline and _NAMES_WORK.search(text) and not _TROUBLE.search(
                     text):
                 chain = inline
+            if chain is None and ":" in text and IN_ORDER.search(text.split(":", 1)[0]):
+                chain = _ORDERED_ENUMERATION.match(text, text.index(":"))
             if chain and not _CONDITION_FIRST.match(text) and not UNORDERED.search(text):
                 line = sentence.line_at(chain.start())
                 parts = [chain.group("first"), chain.group("second"), chain.group("rest")]

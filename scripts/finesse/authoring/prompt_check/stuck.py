@@ -9,7 +9,8 @@ for two things, and people word both in many ways:
   is such a rule too;
 - give up when blocked: output <promise>BLOCKED</promise> (or another tag given for being
   stuck: "<promise>STUCK</promise>"), or stop, halt, give up or hand back when blocked,
-  stuck or making no progress ("No progress in 3 iterations: write it down and stop").
+  stuck or making no progress ("No progress in 3 iterations: write it down and stop"), or
+  say BLOCKED in so many words ("end your reply with the word BLOCKED").
 "If a test fails, fix it" is no trigger (nothing repeats), "explain the problem" no remedy,
 and "stop changing code" no giving up.
 """
@@ -84,7 +85,12 @@ STOP = re.compile(
     r"\b(?:stop(?!\s+(?!working|iterating|looping)\w+ing\b)|halt|give\s+up|end\s+(?:the\s+)?(?:loop|run|iteration)|"
     r"exit\s+the\s+loop|hand\s+(?:it\s+|this\s+)?(?:back|over)|escalat\w*|"
     r"exit(?!s|ed|\s+(?:code|status|with|0|1))|quit|bail\w*|"
-    r"(?:ask|wait\s+for)\s+(?:a|the|your)\s+(?:human|user|maintainer|reviewer|operator))\b", _I)
+    r"(?:ask|wait\s+for)\s+(?:a|the|your)\s+(?:human|user|maintainer|reviewer|operator)|"
+    # Saying BLOCKED in so many words: "end your reply with the word BLOCKED".
+    r"(?:end|finish|close|sign\s+off)\s+(?:your\s+)?(?:reply|response|answer|message|output)"
+    r"\s+with\s+(?:the\s+(?:word|line|text)\s+)?[\"'`*]*(?-i:BLOCKED)|"
+    r"(?:output|print|say|write|reply|answer|respond)\s+(?:with\s+)?(?:the\s+(?:word|line)\s+)?"
+    r"[\"'`*]*(?-i:BLOCKED)\b(?![\"'`*]*\s*</))\b", _I)
 # A heading or label over rules for trouble: "When stuck", "If something keeps failing".
 _TROUBLE_TITLE = re.compile(
     r"\b(?:stuck|blocked|trouble|wrong|fail\w*|unstuck|errors?|recovery|problems?|"

@@ -9,11 +9,15 @@ The rule names the command, or points at commands the prompt gives elsewhere:
 - by the name the prompt gives a command: "Run **test** and **lint** after every change"
   under a table "| test | `uv run pytest -q` |";
 - as the phase's command: "After each edit: the spec command for the step you're on";
+- by a name that is part of a command given elsewhere: "Run the GUT command after every
+  change" where `godot -s addons/gut/gut_cmdln.gd` is given, "the module's
+  `testDebugUnitTest` task" where `./gradlew :core:testDebugUnitTest` is;
 - as the commands given above or below: "After every edit: both commands above";
 - from the section that gives them: under "## Checks" and its code block, "Run the first
   two after every template change".
 The change may be any unit of editing: "after each module you touch", "after each batch of
-edits", "after every template change", "whenever you change code".
+edits", "after every template change", "after every new test file", "whenever you change
+code".
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from finesse.authoring.prompt_check.vocabulary import (
 
 _I = re.IGNORECASE
 _EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
-_UNIT = (r"(?:change|edit|modification|commit|save|fix|increment|task|sub-?task|"
+_UNIT = (r"(?:change|edit|modification|commit|save|fix|increment|task|sub-?task|file|module|"
          r"(?:unit|piece)\s+of\s+work)")
 EVERY_CHANGE = re.compile(
     r"\b(?:after|following|with)\s+(?:every|each|any)\s+(?:single\s+)?(?:[\w-]+\s+){0,2}?"
@@ -91,7 +95,8 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
     doc = prompt.doc
     verified = any(phase_verified(phase, prompt.command_names)
                    for phase in prompt.phases.found)
-    gives_commands = any(True for _ in command_texts(doc))
+    given = _given_commands(doc)
+    gives_commands = bool(given)
 
     def names(text: str) -> bool:
         words = {word.lower() for word in _WORD.findall(CODE_SPAN.sub(" ", text))}
@@ -99,7 +104,8 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
                 or names_in(text, prompt.command_names)
                 or (verified and bool(VERIFY_COMMAND.search(text) or (
                     _COMMAND_WORD.search(text) and PHASE_WORDS.search(text))))
-                or (gives_commands and POINTS_AT_COMMANDS.search(text) is not None))
+                or (gives_commands and POINTS_AT_COMMANDS.search(text) is not None)
+                or _part_of_a_given_command(text, given))
 
     changed = False  # an item of the list so far makes a change: "1. Make one small change."
     opening = cold_start_lines(doc)
@@ -128,6 +134,37 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
                             or _under_commands(doc, index) or _code_after(doc, index, text)):
                 return True, sentence.line_at(), ""
     return False, None, FIX
+
+
+# What a rule calls a command it does not spell out: "the GUT command", "the module's
+# `testDebugUnitTest` task", "the lint target", "the native tests" (`pio test -e native`).
+_CALLED = re.compile(
+    r"`(?P<span>[\w:.+-]{3,})`|\bthe\s+(?:\w+['\u2019]s\s+)?(?P<word>[\w.+-]{3,})\s+"
+    r"(?:command|task|target|suite|script|runner|check|tests?|build)\b", _I)
+_VERIFY_LABEL = re.compile(r"(?:^|\s)[*_]*(?:verify|check|test)[*_]*\s*:[*_]*\s*", _I)
+
+
+def _given_commands(doc: Document) -> list[str]:
+    """The commands the prompt gives: in code and code spans, and after a Verify label."""
+    found = list(command_texts(doc))
+    for line in doc.lines:
+        label = _VERIFY_LABEL.search(line.text)
+        rest = line.text[label.end():].strip(" `") if label else ""
+        if rest and invocation(rest):
+            found.append(rest)
+    return found
+
+
+def _part_of_a_given_command(text: str, given: list[str]) -> bool:
+    """Whether `text` calls by name a command given elsewhere: its name is a word of it
+    ("the GUT command" for `godot -s addons/gut/gut_cmdln.gd`, "the `testDebugUnitTest`
+    task" for `./gradlew :core:testDebugUnitTest`)."""
+    for called in _CALLED.finditer(text):
+        name = (called.group("span") or called.group("word")).lower()
+        if any(name in re.split(r"[^\w.+-]+|[_.]", command.lower())
+               or name in re.split(r"[^\w.+-]+", command.lower()) for command in given):
+            return True
+    return False
 
 
 def _code_after(doc: Document, index: int, text: str) -> bool:

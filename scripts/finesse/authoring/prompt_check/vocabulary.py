@@ -192,7 +192,9 @@ LIMITS = (
     re.compile(
         rf"\bmax(?:imum)?[\s_-]*(?:number\s+of\s+)?iterations?\s*(?:[:=]|is|of)?\s*{_NUMBER}", _I
     ),
-    re.compile(rf"\b(?:iterations?|loop)\s*(?:limit|cap|budget|max(?:imum)?)\s*(?:[:=]|is|of)?"
+    # "Iteration cap: 8", "The iteration limit for this task is 15".
+    re.compile(rf"\b(?:iterations?|loop)\s*(?:limit|cap|budget|max(?:imum)?)"
+               r"(?:\s+(?:for|on|of)\s+(?:[\w-]+\s+){1,3}?(?=is\b|[:=]))?\s*(?:[:=]|is|of)?"
                rf"\s*{_NUMBER}", _I),
     re.compile(rf"\byou\s+(?:have|get)\s+(?:at\s+most\s+|up\s+to\s+)?{_NUMBER}\s+{_TURNS}\b",
                _I),
@@ -208,7 +210,7 @@ LIMITS = (
     re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{_NUMBER}\s+{_TURNS}\b", _I),
     re.compile(rf"\b(?:by|at|after)\s+the\s+{_NUMBER}(?:st|nd|rd|th)\s+(?:iteration|loop)\b",
                _I),
-    re.compile(rf"\b(?:stop|halt|give\s+up)\s+(?:after|at)\s+{_NUMBER}\s+(?:{_TURNS}|attempts)\b",
+    re.compile(rf"\b(?:stops?|halts?|give\s+up|ends?)\s+(?:after|at)\s+{_NUMBER}\s+(?:{_TURNS}|attempts)\b",
                _I),
     # The BLOCKED-after-N rule: "If unable to make progress after [N] iterations, ..."
     re.compile(r"\b(?:progress|blocked|stuck)\b.{0,40}?\b(?:after|for|within|in)\s+"

@@ -65,8 +65,8 @@ CORPORA = [(CORPUS, LABELS), (BLIND, BLIND_LABELS), (BLIND2, BLIND2_LABELS),
            (BLIND6, BLIND6_LABELS)]
 # The floors: (prompts exact, verdicts right).
 FLOOR = {"corpus": (46, 460), "corpus_blind": (42, 420), "corpus_blind2": (30, 300),
-         "corpus_blind3": (30, 300), "corpus_blind4": (23, 291), "corpus_blind5": (39, 399),
-         "corpus_blind6": (33, 393)}
+         "corpus_blind3": (30, 300), "corpus_blind4": (30, 300), "corpus_blind5": (39, 399),
+         "corpus_blind6": (40, 400)}
 
 
 def failing_keys(path: Path) -> list[str]:

@@ -168,3 +168,102 @@ def test_then_under_an_indented_list_without_a_cue_still_fails() -> None:
                 "  - `pytest -q` exits 0\n  - `ruff check .` exits 0\n"
                 "Then print <promise>DONE</promise>.")
     assert failing(text) == ["zero-ambiguity"]
+
+
+# Forms found in the fourth and sixth blind corpora (their MEASUREMENTS.md).
+
+AFTER = "Run `pytest -q` after every change."
+
+
+@pytest.mark.parametrize(("given", "rule"), [
+    ("Verify: godot --headless -s addons/gut/gut_cmdln.gd -gexit",
+     "Run the GUT command after every change."),
+    ("Verify: ./gradlew :core:testDebugUnitTest",
+     "Run the module's `testDebugUnitTest` task after every change."),
+    ("Verify: pio test -e native -f test_cli", "After every edit, run the native tests."),
+    ("Verify: `pytest tests/test_cli.py -q`", "Run `pytest -q` after every new test file."),
+])
+def test_a_rule_may_call_a_given_command_by_a_word_of_it(given: str, rule: str) -> None:
+    text = edit("Verify: `pytest tests/test_cli.py -q`\n", given + "\n")
+    assert failing(edit(AFTER, rule, text)) == []
+
+
+def test_a_word_of_no_given_command_names_nothing() -> None:
+    text = edit(AFTER, "Run the GUT command after every change.")
+    assert failing(text) == ["verification-commands"]
+
+
+@pytest.mark.parametrize("limit", [
+    "The iteration limit for this task is 15.", "This run stops after 12 iterations.",
+])
+def test_more_ways_to_state_the_cap(limit: str) -> None:
+    assert failing(edit(LIMIT, limit)) == []
+
+
+@pytest.mark.parametrize("cue", [
+    "Only print it if that's actually true.", "Don't fib to get out of the loop.",
+])
+def test_more_cues_that_hold_the_signal_back(cue: str) -> None:
+    assert failing(edit(HOLDBACK, cue)) == []
+
+
+def test_a_verified_phase_whose_criteria_only_judge_quality_is_not_binary() -> None:
+    text = edit("Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`",
+                "Phase 2: finishing touches\n  - errors are handled gracefully\n"
+                "  - the code is robust and production-ready\n  Verify: `pytest -q`")
+    assert failing(text) == ["binary-completion-criteria"]
+    one_measured = edit("  - errors are handled gracefully", "  - `--verbose` prints one line "
+                        "per step", text)
+    assert failing(one_measured) == []
+
+
+def test_an_enumeration_said_to_be_in_order_is_phases() -> None:
+    text = edit(PHASES, "Convert the modules one at a time in this order: `cli/parse.py`, "
+                        "`cli/print.py`, and finally `cli/main.py`. Each one's check is "
+                        "`pytest tests/test_cli.py -q`.")
+    assert "ordered-phases" not in failing(text)
+    assert "ordered-phases" in failing(edit("in this order", "in any order", text))
+
+
+def test_a_step_mentioned_by_number_is_no_phase_out_of_order() -> None:
+    text = edit(PHASES, "## Order of work\n1. parse the flag\n2. print debug lines\n\n"
+                        "Step 2 is done when `pytest tests/test_cli.py -q` passes.")
+    assert "ordered-phases" not in failing(text)
+
+
+def test_a_cold_start_that_introduces_its_list_after_task_lines() -> None:
+    first = ("You are iterating on the `--verbose` flag. You have no memory of earlier "
+             "iterations, so first check the current state: `git status`, `git log --oneline "
+             "-5`, `pytest -q`.")
+    text = edit(first, "## Context\nThe CLI needs a `--verbose` flag.\n\nEvery iteration "
+                       "starts cold; you won't remember what you did. So first:\n"
+                       "1. `git log --oneline -5`\n2. `pytest -q` to see what fails")
+    assert failing(text) == []
+
+
+def test_saying_blocked_in_so_many_words_is_giving_up() -> None:
+    stuck = ("If the same test fails 3 times, write what you tried in `NOTES.md` and change "
+             "approach. If still stuck, output <promise>BLOCKED</promise>.")
+    text = edit(stuck, "If the same test fails 3 times, write what you tried in `NOTES.md` "
+                       "and change approach. If you make no progress for 3 iterations, end "
+                       "your reply with the word BLOCKED.")
+    assert failing(text) == []
+
+
+def test_a_table_cell_may_forbid() -> None:
+    text = edit(RULE, "| | |\n|---|---|\n| Tests | don't delete tests; never overwrite the "
+                      "goldens |")
+    assert failing(text) == []
+
+
+def test_fine_as_they_are_leave_them_is_out_of_scope() -> None:
+    text = edit(SCOPE, "Scope: `cli/main.py`, `tests/`. `vendor/` and `docs/` are fine as they "
+                       "are \u2014 leave them.")
+    assert failing(text) == []
+
+
+def test_everything_above_points_at_the_lists_above() -> None:
+    text = edit(SIGNAL, "When everything above holds, output <promise>DONE</promise>.")
+    text = edit(PHASES, "Requirements (no particular order):\n- `pytest -q` exits 0\n"
+                        "- `ruff check .` exits 0", text)
+    assert "binary-completion-criteria" not in failing(text)
