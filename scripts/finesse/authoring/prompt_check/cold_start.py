@@ -118,25 +118,46 @@ def is_cold_start(text: str) -> bool:
 
 
 PREAMBLE_BLOCKS = 3
+_SECTION_NUMBER = re.compile(r"^\s*\d{1,2}[.)]\s+[A-Z][\w-]*(?:\s+[\w-]+){0,3}\s*$")
 
 
 def after_task_lines(doc: Document) -> Line | None:
     """The first line of a cold-start paragraph that only task lines come before, if any."""
+    # A title or task line that says the loop starts fresh ("# loop prompt: read it every
+    # iteration, you have no memory", "You run in a loop with no memory"): what follows may
+    # only look at the state.
+    fresh_title = False
     for index, block in enumerate(doc.blocks):
-        if block.kind == "heading":
-            continue
+        if block.kind == "heading" or _SECTION_NUMBER.match(block.text):
+            fresh_title = fresh_title or bool(_FRESH.search(block.text))
+            continue  # "1. Applicability": a numbered section's title, written as a list item
+        if block.kind == "item" and index and doc.blocks[index - 1].kind == "heading":
+            # "on_start:" over "- run: pytest -q", "- run: git log": a label over its list.
+            listed = " ".join(item.text for item in doc.list_after(index - 1))
+            text = f"{doc.blocks[index - 1].title}: {listed}"
+            cold = (fresh_title or bool(_FRESH.search(text))) and is_cold_start(text)
+            return doc.blocks[index - 1].first if cold and _preamble(doc, index - 1) else None
         if block.kind != "paragraph" or index > 2 * PREAMBLE_BLOCKS + 1:
             return None
         text = block.text
+        items = doc.list_after(index)
         if text.rstrip(" *_").endswith(":"):  # "So first:" over the list of what to look at
-            text += " " + " ".join(item.text for item in doc.list_after(index))
-        if _FRESH.search(text) and is_cold_start(text):
-            before = [earlier for earlier in doc.blocks[:index] if earlier.kind != "heading"]
-            preamble = len(before) <= PREAMBLE_BLOCKS and all(
-                len(earlier.lines) <= 3 and not earlier.text.lstrip().startswith("|")
-                for earlier in before)
-            return block.first if preamble else None
+            text += " " + " ".join(item.text for item in items)
+        elif items and _FRESH.search(text):  # "... from step 0 every time." over "0. Orient."
+            text += " " + items[0].text
+        if (fresh_title or _FRESH.search(text)) and is_cold_start(text):
+            return block.first if _preamble(doc, index) else None
+        fresh_title = fresh_title or bool(_FRESH.search(text))  # "You run in a loop ..."
     return None
+
+
+def _preamble(doc: Document, index: int) -> bool:
+    """Whether only task lines come before block `index`: headings and at most
+    PREAMBLE_BLOCKS short paragraphs, no table."""
+    before = [earlier for earlier in doc.blocks[:index] if earlier.kind != "heading"]
+    return len(before) <= PREAMBLE_BLOCKS and all(
+        len(earlier.lines) <= 3 and not earlier.text.lstrip().startswith("|")
+        for earlier in before)
 
 
 def opening(doc: Document) -> list[Line]:

@@ -57,6 +57,10 @@ _BLOCKED = re.compile(r"<promise>\s*BLOCKED\s*</promise>", _I)
 _COMPLETION_TITLE = re.compile(
     r"\b(?:done|complet\w*|finish\w*|exit|signal|promise|success|end|wrap\w*)\b", _I)
 
+# Turning the leniency down after naming it: "Being 'pretty sure' isn't enough".
+_NOT_ENOUGH = re.compile(
+    r"\b(?:is\s+not|isn['\u2019]t|are\s+not|aren['\u2019]t|not)\s+(?:good\s+)?enough\b|"
+    r"\b(?:does\s+not|doesn['\u2019]t|won['\u2019]t|will\s+not)\s+(?:count|do|cut\s+it)\b", _I)
 FIX = "add 'Do not output the completion promise unless every criterion above is met.'"
 LENIENT_FIX = ("remove the permission to finish anyway: output the promise only when every "
                "criterion is met")
@@ -204,7 +208,8 @@ def _without_blocked(text: str) -> str:
 def _lenient(text: str) -> int | None:
     """Where `text` lets the agent finish anyway (not "no close enough", not BLOCKED, not
     in a sentence that refuses: "even if you're fairly confident, don't print it")."""
-    if _BLOCKED.search(text) or NEGATED_EMIT.search(text) or NEGATED_CLAIM.search(text):
+    if (_BLOCKED.search(text) or NEGATED_EMIT.search(text) or NEGATED_CLAIM.search(text)
+            or _NOT_ENOUGH.search(text)):
         return None
     return next((match.start() for match in LENIENT.finditer(text)
                  if not NEGATED_BEFORE.search(text[: match.start()])), None)

@@ -33,7 +33,7 @@ UNTIL_ALL = re.compile(
     rf"\b(?:unless|until|before|except)\b.{{0,80}}?{ALL}|"
     r"\b(?:if|while|when|with|as\s+long\s+as)\s+(?:even\s+)?(?:any|anything|a\s+single|one|"
     rf"some|a|an)\b.{{0,60}}?{_FAILING}|"
-    r"\bany\s+(?:[\w-]+\s+){0,3}?(?:left|remaining|failing|red|open)\b|"
+    r"\bany\s+(?:[\w-]+\s+){0,4}?(?:left|remaining|failing|red|open)\b|"
     r"\b(?:anything|something)\s+(?:less|short)\b|\bpartial(?:ly)?\b|"
     r"\b(?:a|any|one)\s+(?:[\w-]+\s+)?(?:red|failing)\b|"
     rf"\bonly\b.{{0,80}}?\b(?:when|if|once|after)\b.{{0,80}}?{ALL}",
@@ -42,7 +42,10 @@ UNTIL_ALL = re.compile(
 # "Don't say it's done if it isn't": a claim refused while it is not so.
 WHILE_NOT = re.compile(
     rf"\b(?:if|when|while)\s+(?:it|that|this|they)(?:{_APOSTROPHE}s)?\s+(?:is\s+|are\s+)?"
-    rf"(?:not|isn{_APOSTROPHE}t|aren{_APOSTROPHE}t)\b", _I)
+    rf"(?:not|isn{_APOSTROPHE}t|aren{_APOSTROPHE}t)\b|"
+    # A check that does not hold: "if p95 isn't under 50ms right now, you're not done".
+    rf"\b(?:if|while)\s+[^,.;]{{1,60}}?\b(?:isn{_APOSTROPHE}t|aren{_APOSTROPHE}t|is\s+not|are\s+not|"
+    rf"fails?|doesn{_APOSTROPHE}t\s+pass)\b", _I)
 # Holding the promise (or the word "done") back.
 PASSIVE_NEGATED_EMIT = re.compile(
     r"\b(?:must|should|may)\s+(?:not|never)\s+be\s+(?:output|printed|emitted|said|sent)\b", _I

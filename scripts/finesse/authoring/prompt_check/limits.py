@@ -95,7 +95,7 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
 # in a row at most" caps one phase's tries, not the loop) unless it is the BLOCKED-after-N
 # rule.
 _N = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
-_TURN = r"(?:iterations?|iters?|loops?|passes|rounds|cycles)"
+_TURN = r"(?:iterations?|iters?|loops?|passes|rounds|cycles|runs)"
 _COUNTED = re.compile(
     rf"\b{_N}(?:st|nd|rd|th)?[\s-]+(?:loop\s+)?(?:{_TURN}|pass|iteration)\b|"
     rf"\b(?:iteration|iter|loop|pass|round|cycle)\s*(?:#\s*|no\.?\s*)?{_N}\b|"
@@ -130,7 +130,8 @@ def _loose_caps(texts: list[tuple[str, Line]]) -> dict[int, tuple[int, Line]]:
 
 # A heading that names the loop's limit: "## Iterations", "Iteration limit", "Loop budget".
 _LIMIT_TITLE = re.compile(
-    r"^\W*(?:(?:max(?:imum)?|iteration|loop)\s+)?(?:iterations?|limits?|budget|cap)\W*$",
+    r"^\W*(?:(?:max(?:imum)?|iteration|loop|attempt|run|cycle|round|pass)\s+)?"
+    r"(?:iterations?|limits?|budget|cap)\W*$",
     re.IGNORECASE)
 _NUMBER_UNDER = re.compile(rf"^\W*(?:[\w-]+\s+){{0,3}}?{_N}\b[^\d]*$", re.IGNORECASE)
 
@@ -140,15 +141,20 @@ def _under_a_limit_heading(prompt: Prompt) -> dict[int, tuple[int, Line]]:
     at 12.") or alone ("12")."""
     doc = prompt.doc
     for index, block in enumerate(doc.blocks):
-        if block.kind != "heading" or not _LIMIT_TITLE.match(block.title):
+        if block.kind == "paragraph" and len(block.lines) >= 2 and _LIMIT_TITLE.match(
+                without_emphasis(block.first.text)):
+            line = block.lines[1]  # "ATTEMPT LIMIT" with "15." on the line under it
+        elif block.kind == "heading" and _LIMIT_TITLE.match(block.title):
+            under = next((later for later in doc.blocks[index + 1:]
+                          if later.kind != "heading"), None)
+            if under is None or under.kind == "code":
+                continue
+            line = under.first
+        else:
             continue
-        under = next((later for later in doc.blocks[index + 1:] if later.kind != "heading"),
-                     None)
-        if under is None or under.kind == "code":
-            continue
-        plain = without_emphasis(under.first.text)
+        plain = without_emphasis(line.text)
         number = _NUMBER_UNDER.match(plain)
         if number and (_CAPS.search(plain) or plain.strip(" .").isdigit()):
             value = number_value(number.group(1))
-            return {under.first.number * 1000 + value: (value, under.first)}
+            return {line.number * 1000 + value: (value, line)}
     return {}

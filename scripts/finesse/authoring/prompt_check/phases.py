@@ -30,6 +30,8 @@ _NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
 _TITLED = re.compile(r"[*_]*\s*(?:[:.)\u2014\u2013-]|$)")
 # Under a "phases:" key of a prompt written as YAML-style keys: "  1_config:", "  2-lint:".
 _PHASES_KEY = re.compile(r"^\s*(?:phases|steps|stages|milestones|plan|order)\s*:\s*$", re.I)
+# Steps numbered with a number sign or in brackets: "#1 project root detection", "[2] ...".
+_NUMBER_SIGN = re.compile(r"^\s*(?:#|\[)(?P<number>\d{1,2})\]?\s+\S")
 _NUMBERED_KEY = re.compile(r"^\s+(?P<number>\d{1,2})[_-][A-Za-z][\w-]*\s*:")
 
 
@@ -39,14 +41,15 @@ def _has_phases_key(doc: Document) -> bool:
 
 
 def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
-    """"Phase 1 / Phase 2" (or Step, Stage, Milestone, Part) lines, also after an outline
-    number ("1.2 Phase 2 — ...") or as YAML keys ("phase_2_stats:"); else milestones named by
-    a letter and a number ("M1", "M2"); else numbered keys under a "phases:" key ("1_config:");
-    else a numbered list (or numbered sub-headings) under
-    a heading or label about phases, steps, a plan, requirements, tasks or order (and not the
-    criteria); else a table of phases (`phase_tables`); else a numbered list under no such
-    heading that is plainly the plan; else phases told in words (`sequence`: "First, ...
-    Then ... Finally", "Build auth, then products, then cart", bullets under "in order"). A
+    """"Phase 1 / Phase 2" (or Step, Stage, Milestone, Part, Scenario) lines, also after an
+    outline number ("1.2 Phase 2 — ...") or as YAML keys ("phase_2_stats:"); else milestones
+    named by a letter and a number ("M1", "M2"); else numbered keys under a "phases:" key
+    ("1_config:"); else lines numbered "#1", "#2" or "[1]", "[2]"; else a numbered list (or
+    numbered sub-headings) under a heading or label about phases, steps, a plan,
+    requirements, tasks or order (and not the criteria); else a table of phases
+    (`phase_tables`); else a numbered list under no such heading that is plainly the plan;
+    else phases told in words (`sequence`: "First, ... Then ... Finally", "Build auth, then
+    products, then cart", bullets under "in order"). A
     list or paragraph that says its order does not matter ("in whatever order you like")
     holds no phases."""
     marked = _marked_phases(doc)
@@ -58,6 +61,9 @@ def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     keyed = _marked_phases(doc, _NUMBERED_KEY) if _has_phases_key(doc) else Phases(())
     if len(keyed.found) >= 2 and keyed.problem is None:
         return keyed
+    signed = _marked_phases(doc, _NUMBER_SIGN)
+    if len(signed.found) >= 2 and signed.problem is None:
+        return signed
     listed = _listed_phases(doc, criteria)
     if listed.found or listed.problem:
         return listed

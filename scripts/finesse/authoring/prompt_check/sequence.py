@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import dropwhile
 
-from finesse.authoring.prompt_check.cold_start import cold_start_lines
-from finesse.authoring.prompt_check.document import Block, Document, Line
+from finesse.authoring.prompt_check.cold_start import cold_start_lines, is_cold_start
+from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
@@ -72,10 +73,10 @@ def _runs(doc: Document) -> list[list[_Unit]]:
         if items:
             runs.append(items)
             items = []
-        if (block.kind == "paragraph" and block.first.number not in opening
-                and not UNORDERED.search(block.text)):
+        sentences = _past_the_opening(block, opening)
+        if block.kind == "paragraph" and sentences and not UNORDERED.search(block.text):
             end = block.lines[-1].number + 1
-            units = [_Unit(part, s.line_at(s.text.find(part)), end) for s in block.sentences()
+            units = [_Unit(part, s.line_at(s.text.find(part)), end) for s in sentences
                      for part in _after_intro(s.text.strip())]
             # "First, ..." and "Then, ..." in paragraphs of their own are one run.
             if last is not None and runs and SEQUENCE_NEXT.match(units[0].text):
@@ -88,6 +89,16 @@ def _runs(doc: Document) -> list[list[_Unit]]:
     return [*runs, items] if items else runs
 
 
+def _past_the_opening(block: Block, opening: frozenset[int]) -> list[Sentence]:
+    """The sentences of `block` that are not the cold start: all of them outside the
+    opening; in a prompt written as one paragraph, those after its cold-start sentences."""
+    sentences = list(block.sentences())
+    if block.first.number not in opening:
+        return sentences
+    rest = list(dropwhile(lambda sentence: is_cold_start(sentence.text), sentences))
+    return rest if len(rest) >= 3 else []
+
+
 def _after_intro(text: str) -> list[str]:
     """A sentence split after an intro that ends in ':' when a sequence opens after it:
     "What I want, in order: First, ..." reads as two."""
@@ -97,11 +108,20 @@ def _after_intro(text: str) -> list[str]:
     return [text]
 
 
+# A sentence about the loop rather than the work: a rule for every change, a prohibition, what
+# to do when stuck, the promise.
+_NOT_THE_WORK = re.compile(
+    r"<promise>|\b(?:after|following)\s+(?:every|each)\s+(?:change|edit)\b|"
+    r"^[*_]*(?:please\s+)?(?:don['\u2019]?t|do\s+not|never|keep\s+your\s+hands|only\s+"
+    r"(?:edit|touch|change|modify))\b|\b(?:stuck|blocked)\b", _I)
+
+
 def _sequence(doc: Document, units: list[_Unit]) -> Phases:
     """Units opening with an ordinal or a sequence word, the first one "First"/"Start
     by"/"Phase 1", at least one more after it; each phase runs to the next."""
     told: list[list[str]] = []
     starts: list[_Unit] = []
+    closed = False
     for unit in units:
         numbered = INLINE_PHASE_MARKER.match(unit.text)
         if numbered and number_value(numbered.group(1)) != len(starts) + 1:
@@ -110,7 +130,10 @@ def _sequence(doc: Document, units: list[_Unit]) -> Phases:
         if numbered or opens:
             starts.append(unit)
             told.append([])
-        if told:
+            closed = False
+        elif told and _NOT_THE_WORK.search(unit.text):
+            closed = True  # the rules after the last step are no part of it
+        if told and not closed:
             told[-1].append(unit.text)
     if len(starts) < 2:
         return Phases(())

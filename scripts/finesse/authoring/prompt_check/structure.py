@@ -36,7 +36,9 @@ ARROW_TO_TAG = re.compile(r"(?:\u2192|=>|->)\s*[`*_]*<promise>(?!\s*BLOCKED\s*<)
 # A tag for giving up: "BLOCKED", or one the clause before it gives for being stuck ("If
 # you're stuck for 3 iterations, output <promise>STUCK</promise>").
 _GIVING_UP_CLAUSE = re.compile(
-    r"\b(?:blocked|blockers?|stuck|stall\w*|wall|no\s+(?:progress|headway)|can(?:no|['\u2019]?)t\s+(?:proceed|"
+    r"\b(?:blocked|blocking|blockers?|stuck|stall\w*|wall|no\s+(?:progress|headway)|"
+    r"(?:without|not)\s+(?:getting|making)\s+(?:anywhere|any\s+progress|progress|headway)|"
+    r"going\s+nowhere|can(?:no|['\u2019]?)t\s+(?:proceed|"
     r"continue|progress|make\s+progress|get\s+past)|unable\s+to|give\s+up)\b", re.IGNORECASE)
 
 

@@ -105,7 +105,7 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
                 or (verified and bool(VERIFY_COMMAND.search(text) or (
                     _COMMAND_WORD.search(text) and PHASE_WORDS.search(text))))
                 or (gives_commands and POINTS_AT_COMMANDS.search(text) is not None)
-                or _part_of_a_given_command(text, given))
+                or _part_of_a_given_command(text, given) or _run_label(text))
 
     changed = False  # an item of the list so far makes a change: "1. Make one small change."
     opening = cold_start_lines(doc)
@@ -115,7 +115,7 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
         elif changed and RUN_SPAN.search(block.text):
             return True, block.first, ""
         changed = changed or bool(block.kind == "item" and _ONE_CHANGE.search(block.text))
-        if block.kind == "heading" and EVERY_CHANGE_LABEL.search(block.title):
+        if block.kind == "heading" and EVERY_CHANGE_LABEL.search(block.title.replace("_", " ")):
             if any(names(item.text) for item in doc.section(index)):
                 return True, block.first, ""
             continue
@@ -139,9 +139,19 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
 # What a rule calls a command it does not spell out: "the GUT command", "the module's
 # `testDebugUnitTest` task", "the lint target", "the native tests" (`pio test -e native`).
 _CALLED = re.compile(
-    r"`(?P<span>[\w:.+-]{3,})`|\bthe\s+(?:\w+['\u2019]s\s+)?(?P<word>[\w.+-]{3,})\s+"
-    r"(?:command|task|target|suite|script|runner|check|tests?|build)\b", _I)
+    r"`(?P<span>[\w:.+-]{3,})`|\bthe\s+(?:\w+['\u2019]s\s+)?(?P<word>[\w.+-]{3,})"
+    r"(?:\s+and\s+(?P<other>[\w.+-]{3,}))?\s+"
+    r"(?:commands?|tasks?|targets?|suites?|scripts?|runners?|checks?|tests?|builds?)\b", _I)
 _VERIFY_LABEL = re.compile(r"(?:^|\s)[*_]*(?:verify|check|test)[*_]*\s*:[*_]*\s*", _I)
+
+
+_RUN_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?[*_]*run[*_]*\s*:\s*`?(?P<rest>[^`]+)", _I)
+
+
+def _run_label(text: str) -> bool:
+    """Whether `text` is a "run: <command>" key: "- run: helm lint charts/x"."""
+    label = _RUN_LABEL.match(text)
+    return label is not None and invocation(label.group("rest").strip())
 
 
 def _given_commands(doc: Document) -> list[str]:
@@ -160,10 +170,12 @@ def _part_of_a_given_command(text: str, given: list[str]) -> bool:
     ("the GUT command" for `godot -s addons/gut/gut_cmdln.gd`, "the `testDebugUnitTest`
     task" for `./gradlew :core:testDebugUnitTest`)."""
     for called in _CALLED.finditer(text):
-        name = (called.group("span") or called.group("word")).lower()
-        if any(name in re.split(r"[^\w.+-]+|[_.]", command.lower())
-               or name in re.split(r"[^\w.+-]+", command.lower()) for command in given):
-            return True
+        for name in filter(None, (called.group("span"), called.group("word"),
+                                  called.group("other"))):
+            if any(name.lower() in re.split(r"[^\w.+-]+|[_.]", command.lower())
+                   or name.lower() in re.split(r"[^\w.+-]+", command.lower())
+                   for command in given):
+                return True
     return False
 
 

@@ -67,7 +67,7 @@ _EXIT_STATUS = re.compile(
 # 1 binary-completion-criteria
 CRITERIA_TITLE = re.compile(
     r"\b(?:criteria|criterion|definition\s+of\s+done|done|complete|completion|finish(?:ed)?|"
-    r"success|exit|acceptance)\b",
+    r"success|exit|acceptance)\b|\bthe\s+bar\b|\bfinish\s+line\b",
     _I,
 )
 CRITERIA_INTRO = re.compile(
@@ -87,7 +87,7 @@ SUBAGENT_NOTE = re.compile(r"\[subagent\s+opportunity\]", _I)
 _ROMAN = "VIII|VII|III|II|IV|VI|IX|I|V|X"
 _ORDINAL = (rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|"
             rf"(?-i:{_ROMAN})(?=\W)|(?-i:[A-H])(?=\W)")
-_WORK_UNIT = r"(?:phase|stage|step|milestone|part|task|checkpoint|gate|wave|chunk|sprint)"
+_WORK_UNIT = r"(?:phase|stage|step|milestone|part|task|checkpoint|gate|wave|chunk|sprint|scenario)"
 # After an outline number ("1.2 Phase 2 — ..."); as a YAML key ("phase_2_stats:").
 PHASE_MARKER = re.compile(
     r"^\s*(?:#{1,6}\s+|(?:[-*+\u2192\u2022\u25b6\u25ba\u27a4>]|\d{1,3}[.)]|"
@@ -112,6 +112,9 @@ SEQUENCE_START = re.compile(
 SEQUENCE_NEXT = re.compile(
     r"^[*_]*(?:second(?:ly)?|third(?:ly)?|fourth(?:ly)?|next|then|after\s+that|afterwards|"
     r"subsequently|finally|last(?:ly)?|once\s+(?:that|this|it|those|these)|move\s+on|"
+    # "Once the serializer works, move on to the file side."
+    r"once\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:works?|is\s+(?:done|in|green|finished|"
+    r"working)|pass(?:es)?)|"
     r"the\s+(?:second|third|fourth|fifth|next|final|last)|"
     r"(?:stage|step|phase|part)\s+(?:two|three|four|five|[2-9]))\b", _I)
 # Saying that the order does not matter undoes any numbering.
@@ -156,6 +159,7 @@ GUARDRAIL = re.compile(
     rf"(?:(?:you\s+(?:must|should|may)\s+(?:not|never)|do\s+not|don{_APOSTROPHE}?t|never|"
     r"must\s+not|under\s+no\s+circumstances|avoid)\b|"
     r"no\s+(?!(?:memory|progress|recollection|need|matter|more|longer|problem|one|iterations?|"
+    r"remaining|leftover|occurrences?|callers?|usages?|instances?|references?|matches|"
     r"luck|change\s+(?:needed|required))\b)(?=[\w`]))",
     _I,
 )
@@ -169,7 +173,9 @@ GUARDRAIL_INSIDE = re.compile(
     r"\brefrain\s+from\b|\bstay\s+away\s+from\b|\bunder\s+no\s+circumstances\b|"
     rf"\b(?:don{_APOSTROPHE}?t|do\s+not)\s+want\b|"
     rf"\b(?:careful|care|sure(?:\s+you)?)\s+(?:not\s+to|(?:you\s+)?(?:don{_APOSTROPHE}?t|do\s+not|"
-    r"never))\b|\bresist\s+the\s+urge\b|"
+    r"never))\b|\bresist\s+(?:the\s+urge|(?:a\s+few\s+|the\s+|any\s+)?temptations?)\b|"
+    # After a colon: "A few temptations to resist: don't rewrite ..., don't delete ...".
+    rf":\s+(?:do\s+not|don{_APOSTROPHE}?t|never)\s+[a-z]|"
     rf"^[-*+_\s]*(?:prohibited|forbidden|not\s+allowed|banned|never|don{_APOSTROPHE}?ts|"
     r"do\s+not|avoid)[*_]*\s*:", _I)
 # A heading over rules that forbid: "Don'ts", "Don't:", "Never", "Forbidden", "Hard rules:
@@ -185,8 +191,8 @@ HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)
 
 # 9 iteration-limit: each pattern captures the number. They are matched against a line
 # with its emphasis markup taken out ("**Max iterations:** 14"). A loop's turns are its
-# iterations or its loops ("Stop after 12 loops").
-_TURNS = r"(?:loop\s+)?(?:iterations?|loops?)"
+# iterations, loops, cycles, rounds, passes or runs ("Stop after 12 loops", "Budget: 14 runs").
+_TURNS = r"(?:loop\s+)?(?:iterations?|loops?|cycles|rounds|passes|runs)"
 LIMITS = (
     re.compile(rf"--max[-_]iterations(?:=|\s+){_NUMBER}", _I),
     re.compile(
