@@ -232,12 +232,14 @@ def _split_blocks(lines: tuple[Line, ...]) -> Iterator[Block]:
             index += 1
             continue
         item = _ITEM.match(text)
-        # An indented item ends at a line indented less than its marker: "  - last check"
-        # then "Then, and only then, print ..." leaves the list.
+        # An indented item ends at a new sentence indented less than its marker: "  - last
+        # check" then "Then, and only then, print ..." leaves the list; "and from that
+        # decide ..." goes on with it.
         indent = len(item.group(1).expandtabs()) if item else 0
         end = index + 1
         while end < len(lines) and _continues(lines[end].text) and not (
-                indent and _indent(lines[end].text) < indent):
+                indent and _indent(lines[end].text) < indent
+                and lines[end].text.lstrip()[:1].isupper()):
             end += 1
         chunk = lines[index:end]
         if item:

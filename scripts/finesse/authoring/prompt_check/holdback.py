@@ -35,6 +35,9 @@ UNTIL_ALL = re.compile(
     rf"some|a|an)\b.{{0,60}}?{_FAILING}|"
     r"\bany\s+(?:[\w-]+\s+){0,4}?(?:left|remaining|failing|red|open)\b|"
     r"\b(?:anything|something)\s+(?:less|short)\b|\bpartial(?:ly)?\b|"
+    # "every check must actually have passed"
+    r"\b(?:every|each|all)\s+(?:[\w'\u2019-]+\s+){0,3}?must\s+(?:actually\s+|really\s+)?(?:have\s+)?"
+    r"(?:pass|passed|be\s+green|hold)\b|"
     r"\b(?:a|any|one)\s+(?:[\w-]+\s+)?(?:red|failing)\b|"
     rf"\bonly\b.{{0,80}}?\b(?:when|if|once|after)\b.{{0,80}}?{ALL}",
     _I,
@@ -92,6 +95,7 @@ STRONG_CUE = re.compile(
     r"\b(?:unequivocal(?:ly)?|no\s+exceptions?|without\s+exception|no\s+partial|"
     r"partial\w*\s+\w+\s+(?:does\s+not|doesn['\u2019]t|is\s+not|isn['\u2019]t)\s+count|"
     r"every\s+single|each\s+and\s+every|non-negotiable|fudg\w*|hunch|lie|lying|lies|fib\w*|"
+    r"(?:has|have|needs?)\s+to\s+be\s+(?:literally\s+|actually\s+|really\s+)?true|"
     r"stretch\w*\s+the\s+truth|pretend\w*|fake|faking|cheat\w*|bluff\w*|"
     r"not\s+(?:a|one)\s+(?:moment|second|minute|iteration)\s+(?:before|earlier|sooner))\b|"
     r"\bnot\s+[\"'\u201c]?(?:mostly|almost|nearly|approximately|partially)\b|"

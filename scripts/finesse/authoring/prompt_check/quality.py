@@ -94,7 +94,7 @@ DONE_WHEN = re.compile(
 # A completion condition that points at checks given elsewhere: "when ALL phases are
 # complete", "when all four steps hold", "when every item above holds".
 NAMES_THE_WORK = re.compile(
-    r"\b(?:phases?|steps?|stages?|milestones?|parts?|checks?|criteria|criterion|items?|points?|"
+    r"\b(?:phases?|steps?|stages?|milestones?|parts?|checks?|criteria|criterion|items?|points?|bullets?|"
     r"requirements?|tasks?|verifications?|verif(?:y|ies|ied)|gates?|commands?|tests?|"
     r"conditions?|box(?:es)?|rows?|tables?|deliverables?|goals?|acceptance|sections?|"
     r"(?:check)?lists?|definition\s+of\s+done)\b|"

@@ -26,9 +26,14 @@ from finesse.authoring.prompt_check.document import Document, Line
 _I = re.IGNORECASE
 _EXTENSIONS = (
     "py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|rb|java|kt|swift|c|h|cc|cpp|hpp|cs|php|md|rst|txt|"
-    "json|toml|yaml|yml|ini|cfg|lock|sql|sh|html|css|scss|proto|xml|csv|env|example|gradle"
+    "json|toml|yaml|yml|ini|cfg|lock|sql|sh|html|css|scss|proto|xml|csv|env|example|gradle|"
+    "props|csproj|fsproj|sln|cabal|hs|ex|exs|erl|lua|kts|scala|tf|tfvars|tpl|rake|gemspec|vue|"
+    "svelte|dart|zig|nim|ml|mli|jl|r|pl|pm|bzl|cmake|mk"
 )
 _CODE_SPAN = re.compile(r"`([^`]+)`")
+# A folder most projects have, so that "src/Contoso.Billing.Legacy" reads as a path.
+_ROOT_DIR = re.compile(r"^(?:src|lib|app|apps|tests?|docs?|pkg|cmd|internal|scripts|packages)/\S",
+                       re.IGNORECASE)
 _HAS_EXTENSION = re.compile(rf"\.(?:{_EXTENSIONS})$", _I)
 _BARE_PATH = re.compile(
     # The lookbehind keeps a match from starting inside a word: without it a run of "*"
@@ -58,7 +63,8 @@ _OUT = re.compile(
     r"\b(?:untouchable|frozen|excluded|ignore)\b|\bnothing\s+(?:else|outside)\b|"
     r"\bnot\s+(?:allowed|permitted)\b|\b(?:forbidden|prohibited)\b|"
     r"(?:\bnot|n['\u2019]t)\s+(?:a\s+)?part\s+of\s+(?:this|the\s+(?:task|work|change|scope|job))\b|"
-    r"\bout\s+of\s+bounds\b|\bno[- ]go\b|\b(?:except|but\s+not)(?:\s+for)?\s+(?=`|\S*/)|"
+    r"\bout\s+of\s+bounds\b|\bno[- ]go\b|\bmay\s+not\b|"
+    r"\b(?:not|never|don['\u2019]?t)\s+(?:go|come|wander)\s+(?:near|into)\b|\b(?:except|but\s+not)(?:\s+for)?\s+(?=`|\S*/)|"
     r"\bnothing\s+(?:under|in|inside|within|from)\s+(?=`|\S*/)|"
     # A clause that opens with the refusal: "`src/` only; never `dist/`".
     r"^\s*(?:and\s+|but\s+)?(?:never|not)\s+(?=`|\S*/)",
@@ -78,7 +84,7 @@ _RESTRICTED = re.compile(
 # "... are shared with other teams; leave them alone": the paths of the clause before.
 _POINTS_BACK = re.compile(r"\b(?:them|it|those|these|they)\b", _I)
 _IN = re.compile(
-    r"\bin[- ]scope\b|\bscope\s+in\s*:|\bonly\s+(?:touch|edit|change|modify|work|write)|"
+    r"(?<!not\s)\bin[- ]scope\b|\bscope\s+in\s*:|\bonly\s+(?:touch|edit|change|modify|work|write)|"
     r"\b(?:touch|edit|change|modify|work|write)\w*\s+only\b|\bwork(?:ing)?\s+(?:only\s+)?in\b|"
     r"\byou\s+may\s+(?:edit|change|touch|modify|write)|\brelevant\b|\bmatters?\b|\bfocus\s+on\b|"
     r"(?<!not\s)(?<!never\s)\ballowed\b",
@@ -140,7 +146,7 @@ def paths_in(clause: str) -> list[str]:
     for match in _BARE_PATH.finditer(prose):
         word = match.group(0).rstrip(".,:")
         if _is_path(word) and (word.endswith("/") or word.count("/") >= 2
-                               or _HAS_EXTENSION.search(word)):
+                               or _HAS_EXTENSION.search(word) or _ROOT_DIR.match(word)):
             found.append(word)
     return found
 

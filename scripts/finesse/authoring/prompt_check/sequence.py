@@ -214,6 +214,8 @@ def _ordered_list(doc: Document) -> Phases:
             continue
         items = _first_list(doc.section(index) if block.kind == "heading"
                             else doc.list_after(index))
+        if len(items) < 2 and intro:
+            items = _labelled_paragraphs(doc, index)
         if len(items) < 2 and block.kind == "heading":
             # "# Plan (in order)" over "## Parse", "## Print": its sub-headings.
             items = [under for under in doc.section(index) if under.kind == "heading"
@@ -222,6 +224,17 @@ def _ordered_list(doc: Document) -> Phases:
             return Phases(tuple(Phase(number, item.first, item.lines)
                                 for number, item in enumerate(items, 1)))
     return _named_headings(doc)
+
+
+def _labelled_paragraphs(doc: Document, index: int) -> list[Block]:
+    """The paragraphs right after block `index` that each open with a bold label ("Fix them
+    in this order:" over "**H-01, reentrancy.** ...", "**M-01, rounding.** ...")."""
+    found = []
+    for block in doc.blocks[index + 1:]:
+        if block.kind != "paragraph" or not block.text.startswith(("**", "__")):
+            break
+        found.append(block)
+    return found
 
 
 def _named_headings(doc: Document) -> Phases:

@@ -31,6 +31,11 @@ FINAL_MESSAGE = re.compile(
     r"\b(?:final|last)\s+(?:message|reply|response|answer|line|output)\b[^.]{0,40}?"
     r"\b(?:be|is|contain\w*|read|say)\b", re.IGNORECASE)
 ARROW_TO_TAG = re.compile(r"(?:\u2192|=>|->)\s*[`*_]*<promise>(?!\s*BLOCKED\s*<)", re.IGNORECASE)
+# A condition and a colon, then the output: "All four gates green in one iteration: output
+# <promise>X</promise>".
+COLON_TO_EMIT = re.compile(
+    r"\w[^:]{8,}:\s*(?:then\s+)?(?:output|print|emit|write|reply\s+with|respond\s+with|say)\s+"
+    r"[`*_\"']*<promise>(?!\s*BLOCKED\s*<)", re.IGNORECASE)
 
 
 # A tag for giving up: "BLOCKED", or one the clause before it gives for being stuck ("If
@@ -114,9 +119,11 @@ def promise_tags(doc: Document) -> list[PromiseTag]:
 def instructs_output(text: str) -> bool:
     """Whether `text` tells the agent to output something on a condition (not to withhold it).
     An arrow straight into the tag reads as "then output": "All 3 green → <promise>X</promise>";
+    so does a colon before the output: "All four gates green: output <promise>X</promise>";
     so does the final message's content: "Your final message must be <promise>X</promise>
     when ..."."""
-    if ARROW_TO_TAG.search(text) or (FINAL_MESSAGE.search(text) and CONDITION.search(text)):
+    if (ARROW_TO_TAG.search(text) or COLON_TO_EMIT.search(text)
+            or (FINAL_MESSAGE.search(text) and CONDITION.search(text))):
         return True
     if not CONDITION.search(text):
         return False
@@ -175,12 +182,28 @@ def inline_criteria(signal: PromiseTag) -> str:
     text = signal.sentence.text
     tail = text[text.lower().rfind("</promise>") + len("</promise>") :]
     head = text[: text.lower().find("<promise>")]
+    before = _BEFORE_EMIT.search(head)
+    if before and not _ONLY_A_LABEL.fullmatch(before.group("condition")):
+        # "All four checks pass in one iteration, then output ...", "All gates green: output
+        # ...": the condition comes first (less a "Done:" label).
+        criteria = _LEADING_LABEL.sub("", before.group("condition")).strip(" .:,")
+        return "" if CRITERIA_INTRO.search(criteria) else criteria
     for part in (tail, head):
         condition = CONDITION.search(part)
         if condition:
             criteria = part[condition.end() :].strip(" .:,")
             return "" if CRITERIA_INTRO.search(criteria) else criteria
     return ""
+
+
+_BEFORE_EMIT = re.compile(
+    r"^(?:\W*(?:done|exit|finish|completion|success)\W*:[*_]*\s*)?"
+    r"(?P<condition>\W*\w[^:]*?)(?:,\s*(?:and\s+)?(?:only\s+)?then|:)\s*"
+    r"(?:output|print|emit|write|say|reply\s+with|respond\s+with)\W*$", re.IGNORECASE)
+_ONLY_A_LABEL = re.compile(r"\W*(?:done|exit|finish\w*|complet\w*|success|signal|when\s+done)\W*",
+                           re.IGNORECASE)
+_LEADING_LABEL = re.compile(r"^\W*(?:done|exit|finish|completion|success)\W*:[*_]*\s*",
+                            re.IGNORECASE)
 
 
 def find_phases(doc: Document, criteria: Sequence[Block] | None = None) -> Phases:

@@ -85,6 +85,12 @@ POINTS_AT_COMMANDS = re.compile(
     r"(?:from|in)\s+the\s+table)\b|\b(?:both|all\s+(?:the\s+|\w+\s+)?)(?:commands|checks)\b",
     _I,
 )
+# The check of the part being worked on, in a prompt whose phases each have one: "rerun the
+# spec you changed", "build the project you're working on", "the build command from part one".
+_OWN_CHECK = re.compile(
+    r"\b(?:spec|test|tests|suite|build|check|project|file|module)s?\s+you(?:['\u2019]re|\s+are|"
+    r"['\u2019]ve|\s+have)?\s+(?:just\s+)?(?:changed|touched|edited|working\s+on|on|fixing)\b|"
+    r"\b(?:command|check)\s+(?:from|of|in)\s+(?:part|step|phase|stage|item)\s+\w+", _I)
 _WORD = re.compile(r"[\w+-]+")
 FIX = "add 'Run `<test command>` after every change.'"
 
@@ -103,7 +109,8 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
         return (names_command(text) or bool(words & prompt.programs)
                 or names_in(text, prompt.command_names)
                 or (verified and bool(VERIFY_COMMAND.search(text) or (
-                    _COMMAND_WORD.search(text) and PHASE_WORDS.search(text))))
+                    _COMMAND_WORD.search(text) and PHASE_WORDS.search(text))
+                    or _OWN_CHECK.search(text)))
                 or (gives_commands and POINTS_AT_COMMANDS.search(text) is not None)
                 or _part_of_a_given_command(text, given) or _run_label(text))
 
@@ -139,7 +146,7 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
 # What a rule calls a command it does not spell out: "the GUT command", "the module's
 # `testDebugUnitTest` task", "the lint target", "the native tests" (`pio test -e native`).
 _CALLED = re.compile(
-    r"`(?P<span>[\w:.+-]{3,})`|\bthe\s+(?:\w+['\u2019]s\s+)?(?P<word>[\w.+-]{3,})"
+    r"`(?P<span>[\w:.+-]{3,})`|\bthe\s+(?:\w+['\u2019]s\s+)?(?P<word>[\w.+-]{3,}(?:\(\))?)"
     r"(?:\s+and\s+(?P<other>[\w.+-]{3,}))?\s+"
     r"(?:commands?|tasks?|targets?|suites?|scripts?|runners?|checks?|tests?|builds?)\b", _I)
 _VERIFY_LABEL = re.compile(r"(?:^|\s)[*_]*(?:verify|check|test)[*_]*\s*:[*_]*\s*", _I)
@@ -172,6 +179,7 @@ def _part_of_a_given_command(text: str, given: list[str]) -> bool:
     for called in _CALLED.finditer(text):
         for name in filter(None, (called.group("span"), called.group("word"),
                                   called.group("other"))):
+            name = name.removesuffix("()")
             if any(name.lower() in re.split(r"[^\w.+-]+|[_.]", command.lower())
                    or name.lower() in re.split(r"[^\w.+-]+", command.lower())
                    for command in given):

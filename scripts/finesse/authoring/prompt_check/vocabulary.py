@@ -42,7 +42,8 @@ NEGATED_EMIT = re.compile(rf"\b{_NEGATION}\s+(?:[\w-]+\s+){{0,3}}?{_EMIT}\b", _I
 # "At that point output ..." points at the condition the sentence before states.
 _AT_THAT_POINT = r"at\s+(?:that|this)\s+(?:point|stage|moment)"
 CONDITION = re.compile(
-    rf"\b(?:when|whenever|once|after|if|as\s+soon\s+as|upon|then|{_AT_THAT_POINT})\b|→|=>|->",
+    rf"\b(?:when|whenever|once|after|if|as\s+soon\s+as|upon|then|{_AT_THAT_POINT})\b|→|=>|->|"
+    r"\bon\s+(?:completion|success|finishing)\b",
     _I)
 
 # Commands, and results that only a command can produce.

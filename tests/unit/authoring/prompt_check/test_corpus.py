@@ -13,10 +13,10 @@
   had been tuned on the three corpora above; same labels format.
   corpus_blind3/MEASUREMENTS.md has the figure before and after the checker was generalised
   on it.
-- `corpus_blind4/` to `corpus_blind7/`: 30, 40, 40 and 40 prompts by a fourth to a seventh
-  writer, same labels format (with a "why" per label); the seventh leans away from the
-  seed's template. Each MEASUREMENTS.md says how far the checker was tuned on it and gives
-  every verdict before and after.
+- `corpus_blind4/` to `corpus_blind8/`: 30, 40, 40, 40 and 40 prompts by a fourth to an
+  eighth writer, same labels format (with a "why" per label); the seventh and eighth lean
+  away from the seed's template. Each MEASUREMENTS.md says how far the checker was tuned on
+  it and gives every verdict before and after.
 
 A verdict is right when the checker fails exactly the attributes the label lists; a prompt
 is exact when all ten verdicts are right. Each corpus has a floor: the suite fails when the
@@ -44,6 +44,7 @@ BLIND4 = HERE / "corpus_blind4"
 BLIND5 = HERE / "corpus_blind5"
 BLIND6 = HERE / "corpus_blind6"
 BLIND7 = HERE / "corpus_blind7"
+BLIND8 = HERE / "corpus_blind8"
 KEYS = [attribute.key for attribute in ATTRIBUTES]
 KEY_OF = {attribute.id: attribute.key for attribute in ATTRIBUTES}
 # name -> the keys it lacks
@@ -63,13 +64,15 @@ BLIND4_LABELS = numbered_labels(BLIND4)
 BLIND5_LABELS = numbered_labels(BLIND5)
 BLIND6_LABELS = numbered_labels(BLIND6)
 BLIND7_LABELS = numbered_labels(BLIND7)
+BLIND8_LABELS = numbered_labels(BLIND8)
 CORPORA = [(CORPUS, LABELS), (BLIND, BLIND_LABELS), (BLIND2, BLIND2_LABELS),
            (BLIND3, BLIND3_LABELS), (BLIND4, BLIND4_LABELS), (BLIND5, BLIND5_LABELS),
-           (BLIND6, BLIND6_LABELS), (BLIND7, BLIND7_LABELS)]
+           (BLIND6, BLIND6_LABELS), (BLIND7, BLIND7_LABELS), (BLIND8, BLIND8_LABELS)]
 # The floors: (prompts exact, verdicts right).
 FLOOR = {"corpus": (46, 460), "corpus_blind": (42, 420), "corpus_blind2": (30, 300),
          "corpus_blind3": (30, 300), "corpus_blind4": (30, 300), "corpus_blind5": (39, 399),
-         "corpus_blind6": (40, 400), "corpus_blind7": (37, 394)}
+         "corpus_blind6": (40, 400), "corpus_blind7": (37, 394),
+         "corpus_blind8": (37, 397)}
 
 
 def failing_keys(path: Path) -> list[str]:

@@ -155,3 +155,13 @@ def test_once_the_part_works_moves_on() -> None:
                         "whole suite has to be clean.")
     assert "ordered-phases" not in failing(text)
     assert validate_prompt(BASE).passed
+
+
+def test_a_lower_case_line_under_an_indented_list_goes_on_with_its_last_item() -> None:
+    # Found as a regression on the eighth blind corpus: the rule that ends an indented item
+    # at a less indented line ("Then, and only then, ...") cut this lazy continuation off.
+    opening = ("You're iterating on the `--verbose` flag. Zero memory between iterations. At "
+               "the start of every iteration:\n  1. `make check`\n  2. `pytest -q tests/`\n"
+               "  3. read `MIGRATION_LOG.md`\nand from that decide which of the phases below is "
+               "next.")
+    assert failing(edit(FIRST, opening)) == []
