@@ -17,6 +17,8 @@
   eighth writer, same labels format (with a "why" per label); the seventh and eighth lean
   away from the seed's template. Each MEASUREMENTS.md says how far the checker was tuned on
   it and gives every verdict before and after.
+- `corpus_blind9/`: 40 prompts by a ninth writer, never read and never tuned on: the
+  held-out estimate (its MEASUREMENTS.md).
 
 A verdict is right when the checker fails exactly the attributes the label lists; a prompt
 is exact when all ten verdicts are right. Each corpus has a floor: the suite fails when the
@@ -45,6 +47,7 @@ BLIND5 = HERE / "corpus_blind5"
 BLIND6 = HERE / "corpus_blind6"
 BLIND7 = HERE / "corpus_blind7"
 BLIND8 = HERE / "corpus_blind8"
+BLIND9 = HERE / "corpus_blind9"
 KEYS = [attribute.key for attribute in ATTRIBUTES]
 KEY_OF = {attribute.id: attribute.key for attribute in ATTRIBUTES}
 # name -> the keys it lacks
@@ -65,14 +68,16 @@ BLIND5_LABELS = numbered_labels(BLIND5)
 BLIND6_LABELS = numbered_labels(BLIND6)
 BLIND7_LABELS = numbered_labels(BLIND7)
 BLIND8_LABELS = numbered_labels(BLIND8)
+BLIND9_LABELS = numbered_labels(BLIND9)
 CORPORA = [(CORPUS, LABELS), (BLIND, BLIND_LABELS), (BLIND2, BLIND2_LABELS),
            (BLIND3, BLIND3_LABELS), (BLIND4, BLIND4_LABELS), (BLIND5, BLIND5_LABELS),
-           (BLIND6, BLIND6_LABELS), (BLIND7, BLIND7_LABELS), (BLIND8, BLIND8_LABELS)]
+           (BLIND6, BLIND6_LABELS), (BLIND7, BLIND7_LABELS), (BLIND8, BLIND8_LABELS),
+           (BLIND9, BLIND9_LABELS)]
 # The floors: (prompts exact, verdicts right).
 FLOOR = {"corpus": (46, 460), "corpus_blind": (42, 420), "corpus_blind2": (30, 300),
          "corpus_blind3": (30, 300), "corpus_blind4": (30, 300), "corpus_blind5": (39, 399),
          "corpus_blind6": (40, 400), "corpus_blind7": (37, 394),
-         "corpus_blind8": (37, 397)}
+         "corpus_blind8": (37, 397), "corpus_blind9": (29, 387)}
 
 
 def failing_keys(path: Path) -> list[str]:

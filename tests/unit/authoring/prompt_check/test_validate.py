@@ -41,6 +41,24 @@ Do not output the promise unless every criterion is met.
 """
 
 
+# BASE's parts, for the edits the wording tests make.
+FIRST = ("You are iterating on the `--verbose` flag. You have no memory of earlier iterations, "
+         "so first check the current state: `git status`, `git log --oneline -5`, `pytest -q`.")
+LIMIT = "Max iterations: 10"
+SCOPE = "In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`."
+PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
+          "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`")
+AFTER = "Run `pytest -q` after every change."
+RULE = "Do not add dependencies."
+STUCK = ("If the same test fails 3 times, write what you tried in `NOTES.md` and change "
+         "approach. If still stuck, output <promise>BLOCKED</promise>.")
+SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
+          "- `pytest -q` exits 0\n- `ruff check .` exits 0")
+HOLDBACK = "Do not output the promise unless every criterion is met."
+assert all(part in BASE for part in (FIRST, LIMIT, SCOPE, PHASES, AFTER, RULE, STUCK, SIGNAL,
+                                     HOLDBACK))
+
+
 def edit(old: str, new: str, text: str = BASE) -> str:
     assert old in text, old
     return text.replace(old, new)

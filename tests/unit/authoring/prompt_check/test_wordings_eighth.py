@@ -7,15 +7,15 @@ import pytest
 
 from finesse.authoring.prompt_check.criteria import completion_conditions
 from finesse.authoring.prompt_check.structure import Prompt
-from tests.unit.authoring.prompt_check.test_validate import edit, failing
-
-SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
-          "- `pytest -q` exits 0\n- `ruff check .` exits 0")
-HOLDBACK = "Do not output the promise unless every criterion is met."
-SCOPE = "In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`."
-PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
-          "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`")
-AFTER = "Run `pytest -q` after every change."
+from tests.unit.authoring.prompt_check.test_validate import (
+    AFTER,
+    HOLDBACK,
+    PHASES,
+    SCOPE,
+    SIGNAL,
+    edit,
+    failing,
+)
 
 
 @pytest.mark.parametrize("signal", [

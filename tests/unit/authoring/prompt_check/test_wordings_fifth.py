@@ -6,17 +6,17 @@ from __future__ import annotations
 import pytest
 
 from finesse.authoring.prompt_check.validate import validate_prompt
-from tests.unit.authoring.prompt_check.test_validate import edit, failing
-
-RULE = "Do not add dependencies."
-SCOPE = "In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`."
-PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
-          "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`")
-SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
-          "- `pytest -q` exits 0\n- `ruff check .` exits 0")
-LIMIT = "Max iterations: 10"
-HOLDBACK = "Do not output the promise unless every criterion is met."
-
+from tests.unit.authoring.prompt_check.test_validate import (
+    AFTER,
+    HOLDBACK,
+    LIMIT,
+    PHASES,
+    RULE,
+    SCOPE,
+    SIGNAL,
+    edit,
+    failing,
+)
 
 # 6 guardrails
 
@@ -172,7 +172,6 @@ def test_then_under_an_indented_list_without_a_cue_still_fails() -> None:
 
 # Forms found in the fourth and sixth blind corpora (their MEASUREMENTS.md).
 
-AFTER = "Run `pytest -q` after every change."
 
 
 @pytest.mark.parametrize(("given", "rule"), [

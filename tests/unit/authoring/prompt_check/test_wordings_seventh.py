@@ -6,19 +6,18 @@ from __future__ import annotations
 import pytest
 
 from finesse.authoring.prompt_check.validate import validate_prompt
-from tests.unit.authoring.prompt_check.test_validate import BASE, edit, failing
-
-RULE = "Do not add dependencies."
-PHASES = ("Phase 1: parse the flag. Verify: `pytest tests/test_cli.py -q -k parse`\n"
-          "Phase 2: print debug lines when it is set. Verify: `pytest tests/test_cli.py -q`")
-LIMIT = "Max iterations: 10"
-HOLDBACK = "Do not output the promise unless every criterion is met."
-FIRST = ("You are iterating on the `--verbose` flag. You have no memory of earlier iterations, "
-         "so first check the current state: `git status`, `git log --oneline -5`, `pytest -q`.")
-STUCK = ("If the same test fails 3 times, write what you tried in `NOTES.md` and change "
-         "approach. If still stuck, output <promise>BLOCKED</promise>.")
-SIGNAL = ("Output <promise>DONE</promise> when ALL of the following are true:\n"
-          "- `pytest -q` exits 0\n- `ruff check .` exits 0")
+from tests.unit.authoring.prompt_check.test_validate import (
+    BASE,
+    FIRST,
+    HOLDBACK,
+    LIMIT,
+    PHASES,
+    RULE,
+    SIGNAL,
+    STUCK,
+    edit,
+    failing,
+)
 
 
 def test_steps_told_after_the_cold_start_in_a_one_paragraph_prompt() -> None:
