@@ -22,11 +22,11 @@ The terminal-line rule (seed 001: "exactly one result line, then the promise"):
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from finesse.support.fingerprint import fingerprint
 from finesse.support.markdown import strip_code
 
 Terminal = Literal["VERIFIED_COMPLETE", "BLOCKED"]
@@ -137,4 +137,4 @@ def digest(reply: str) -> str:
     """Identifies a reply up to whitespace: two identical replies have the same digest. A
     lone surrogate (Claude Code's JSON may carry one) is hashed as it is, never an error."""
     text = collapse_whitespace(reply).encode("utf-8", errors="surrogatepass")
-    return hashlib.sha256(text).hexdigest()[:16]
+    return fingerprint(text)

@@ -21,8 +21,6 @@ from finesse.engine import Observation, decide, needs_verification
 from finesse.errors import StateError
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, continue_turn, tell_user
-from finesse.hooks.statusline import read_quota
-from finesse.loop.gate.step import run_gate_step
 from finesse.loop.lifecycle import finish
 from finesse.loop.notebook import record_iteration
 from finesse.models import LoopState, ModelUsage, StopInput, replace
@@ -109,6 +107,10 @@ def _observe(data: StopInput, state: LoopState, store: LoopStore, root: Path,
     if cancelled_by is not None:
         return replace(observation, cancelled=True, cancelled_by=cancelled_by)
     if state.gate:
+        # Imported here, like the status line's reader below: most loops use neither, and
+        # this path runs on every stop.
+        from finesse.loop.gate.step import run_gate_step
+
         gate_step = run_gate_step(
             state, root, reply,
             lambda commands, where: run_all(commands, cwd=where, settings=env),
@@ -121,7 +123,11 @@ def _observe(data: StopInput, state: LoopState, store: LoopStore, root: Path,
     if cancelled_by is not None:
         observation = replace(observation, cancelled=True, cancelled_by=cancelled_by)
     now = observation.now  # one reading of the clock per stop
-    quota = read_quota(store.paths, now) if state.stop_at_quota is not None else None
+    quota = None
+    if state.stop_at_quota is not None:
+        from finesse.hooks.statusline import read_quota
+
+        quota = read_quota(store.paths, now)
     return replace(observation, quota=quota, tree_fingerprint=gitstate.tree_fingerprint(root))
 
 

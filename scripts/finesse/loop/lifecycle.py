@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from finesse.engine import RESUMABLE, end_loop
 from finesse.errors import UsageError
-from finesse.judging.report import judge_banner, judge_report
-from finesse.loop import judge_watch, notebook, report
+from finesse.loop import notebook, report
 from finesse.loop.neighbours import refuse_beside
 from finesse.loop.report import EndFacts
 from finesse.models import LoopState, Outcome, replace
@@ -110,6 +109,8 @@ def start_loop(
         **cursor_fields(transcript),
     )
     if request.judge:
+        from finesse.loop import judge_watch
+
         state = judge_watch.start(store.paths, state, request.criteria, request.protect)
     store.save(state)
     return state
@@ -134,6 +135,11 @@ def end_facts(store: LoopStore, state: LoopState) -> EndFacts:
 def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str:
     """End a loop for good: the notebook's last entry and review, the report, the archive.
     Returns the banner for the user."""
+    # Judge mode's parts are imported only by the stops that end a loop: the Stop hook
+    # imports this module on every stop.
+    from finesse.judging.report import judge_banner, judge_report
+    from finesse.loop import judge_watch
+
     facts = end_facts(store, state)
     edits: list[tuple[str, str]] = []
     if state.iterations and state.iterations[-1].ended_at == state.ended_at:

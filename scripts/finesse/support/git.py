@@ -24,7 +24,6 @@ so a file name that is not UTF-8 survives the round trip to the file system and 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 from collections.abc import Iterator, Sequence
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from finesse.errors import FinesseError
 from finesse.support.files import open_regular
+from finesse.support.fingerprint import Fingerprint
 from finesse.support.layout import LOOPS_DIR, OWN_DIR
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def tree_fingerprint(root: Path) -> str | None:
         return None
     status = done.out
     top = work_tree_top(root)
-    digest = hashlib.sha256(status)
+    digest = Fingerprint(status)
     for entry in status.split(b"\0"):
         if not entry or entry.startswith(b"#"):
             continue
@@ -152,7 +152,7 @@ def tree_fingerprint(root: Path) -> str | None:
         except (OSError, ValueError):
             continue
         digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
-    return digest.hexdigest()[:24]
+    return digest.hexdigest()
 
 
 def projects_below(root: Path) -> list[Path]:

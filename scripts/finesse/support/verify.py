@@ -10,7 +10,6 @@ tail is kept, so a command that prints gigabytes costs a few kilobytes of memory
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import selectors
@@ -21,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from finesse.models import CommandResult
+from finesse.support.fingerprint import fingerprint as stable_digest
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
 # In a hook: each command at most COMMAND_TIMEOUT_SECONDS, all of them BUDGET_SECONDS (the
@@ -73,7 +73,7 @@ def fingerprint(exit_code: int | None, timed_out: bool, output_tail: str, *,
     body = normalise_output(output_tail)
     body = body[-window:] if window > 0 else ""
     status = "timeout" if timed_out else "not-started" if exit_code is None else str(exit_code)
-    return hashlib.sha256(f"{status}\n{body}".encode()).hexdigest()[:16]
+    return stable_digest(f"{status}\n{body}".encode())
 
 
 class _Tail:
