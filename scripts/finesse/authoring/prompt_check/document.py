@@ -238,7 +238,7 @@ def _split_blocks(lines: tuple[Line, ...]) -> Iterator[Block]:
         indent = len(item.group(1).expandtabs()) if item else 0
         end = index + 1
         while end < len(lines) and _continues(lines[end].text) and not (
-                indent and _indent(lines[end].text) < indent
+                indent and len(later := lines[end].text.expandtabs()) - len(later.lstrip()) < indent
                 and lines[end].text.lstrip()[:1].isupper()):
             end += 1
         chunk = lines[index:end]
@@ -250,10 +250,6 @@ def _split_blocks(lines: tuple[Line, ...]) -> Iterator[Block]:
         else:
             yield Block("paragraph", chunk)
         index = end
-
-
-def _indent(text: str) -> int:
-    return len(text.expandtabs()) - len(text.expandtabs().lstrip())
 
 
 def _continues(text: str) -> bool:
@@ -288,3 +284,14 @@ def _name_headings(blocks: list[Block]) -> Iterator[Block]:
             yield Block("heading", block.lines, LABEL_LEVEL, title=text.strip().rstrip(":"))
         else:
             yield block
+
+
+def first_list(blocks: list[Block]) -> list[Block]:
+    """The items of the first list among `blocks` (the run of items before anything else)."""
+    items: list[Block] = []
+    for block in blocks:
+        if block.kind == "item":
+            items.append(block)
+        elif items:
+            break
+    return items

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import dropwhile
 
 from finesse.authoring.prompt_check.cold_start import cold_start_lines, is_cold_start
-from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence
+from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence, first_list
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
@@ -249,12 +249,8 @@ def _named_headings(doc: Document) -> Phases:
 
 
 def _first_list(blocks: list[Block]) -> list[Block]:
-    items: list[Block] = []
-    for block in blocks:
-        if block.kind == "item":
-            items.append(block)
-        elif items:
-            break
+    """The first list's outermost items."""
+    items = first_list(blocks)
     outer = min((item.level for item in items), default=0)
     return [item for item in items if item.level == outer]
 

@@ -12,7 +12,7 @@ from functools import cached_property
 
 from finesse.authoring.prompt_check import commands
 from finesse.authoring.prompt_check import phases as phase_finder
-from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence
+from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence, first_list
 from finesse.authoring.prompt_check.phase_model import Phases
 from finesse.authoring.prompt_check.vocabulary import (
     CONDITION,
@@ -161,7 +161,7 @@ def criteria_list(doc: Document) -> list[Block]:
     for index, block in enumerate(doc.blocks):
         if block.kind == "heading" and CRITERIA_TITLE.search(block.title):
             if not PHASE_MARKER.match(block.first.text):
-                items += _first_list(doc.section(index))
+                items += first_list(doc.section(index))
         elif block.kind != "code" and block.text.endswith(":"):
             intro = block.sentences()[-1].text
             if PROMISE_TAG.search(intro) or CRITERIA_INTRO.search(intro):
@@ -243,14 +243,5 @@ def _introduced(intro: Block, items: list[Block]) -> list[Block]:
         introduced.append(item)
     return introduced
 
-
-def _first_list(blocks: list[Block]) -> list[Block]:
-    items: list[Block] = []
-    for block in blocks:
-        if block.kind == "item":
-            items.append(block)
-        elif items:
-            break
-    return items
 
 
