@@ -20,6 +20,7 @@ import re
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.structure import Prompt
 from finesse.authoring.prompt_check.vocabulary import (
+    CODE_SPAN,
     GUARDRAIL,
     GUARDRAIL_INSIDE,
     HONESTY_TALK,
@@ -41,7 +42,7 @@ _CLAUSE = re.compile(r";\s+|\s+[\u2014\u2013]\s+|\s+--\s+")
 # Any refusal or reluctance in the clause takes the invitation back.
 _REFUSED = re.compile(
     r"\b(?:not|never|no|nor|avoid\w*|without|instead\s+of|rather\s+than|last\s+resort|"
-    r"unless)\b|n['\u2019]t\b", _I)
+    r"unless|re-?enabl\w*|restor\w*|un-?skip\w*)\b|n['\u2019]t\b", _I)
 _FROM_SCRATCH = re.compile(
     r"\b(?:re-?writ\w*|redo\w*|re-?implement\w*|start\w*\s+over|rebuild\w*)\b[^.;]{0,80}?"
     r"\bfrom\s+scratch\b", _I)
@@ -112,7 +113,7 @@ def invitation(doc: Document, forbidding: set[int]) -> tuple[Line, str] | None:
     for sentence in doc.sentences():
         if id(sentence.block) in forbidding:
             continue
-        for clause in _CLAUSE.split(sentence.text):
+        for clause in _CLAUSE.split(CODE_SPAN.sub(" ", sentence.text)):
             if _REFUSED.search(clause):
                 continue
             if _FROM_SCRATCH.search(clause) and _PERMITTED.search(clause):

@@ -103,6 +103,9 @@ STRONG_CUE = re.compile(
     r"then|after)|until\s+(?:then|that)|and\s+not\s+before|otherwise|if\s+not)\b|"
     r"\bif\s+(?:that|this|it|any\s+of\s+(?:that|this|it|them))(?:['\u2019]s|\s+is|\s+are)?\s+"
     r"not\s+(?:true|so|the\s+case|met)\b|"
+    # "If it isn't true, don't write it", "If it isn't, don't print it".
+    r"\bif\s+(?:that|this|it)\s+(?:isn['\u2019]t|is\s+not)\s*(?:true|so)?\s*,\s*"
+    r"(?:do\s+not|don['\u2019]t|never)\b|"
     rf"\b{NEGATION_WORDS}\s+(?:[\w-]+\s+){{0,3}}?{EMIT_WORDS}\b[^.]{{0,40}}?\b(?:early|"
     r"prematurely|too\s+soon|before\s+then)\b", _I)
 # Permission to finish when not everything holds.

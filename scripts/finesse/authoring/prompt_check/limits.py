@@ -95,7 +95,7 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
 # in a row at most" caps one phase's tries, not the loop) unless it is the BLOCKED-after-N
 # rule.
 _N = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
-_TURN = r"(?:iterations?|iters?|loops?|passes|rounds|cycles|runs)"
+_TURN = r"(?:iterations?|iters?|loops?|passes|rounds|cycles|runs|restarts|go-?rounds)"
 _COUNTED = re.compile(
     rf"\b{_N}(?:st|nd|rd|th)?[\s-]+(?:loop\s+)?(?:{_TURN}|pass|iteration)\b|"
     rf"\b(?:iteration|iter|loop|pass|round|cycle)\s*(?:#\s*|no\.?\s*)?{_N}\b|"

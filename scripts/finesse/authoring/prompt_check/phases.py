@@ -187,8 +187,12 @@ def _listed_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
             return Phases((), wrong.first, "number the steps 1, 2, 3... in order")
         last = items[-1].first.number
         stops = [item.first.number for item in items[1:]]
-        stops.append(next((b.first.number for b in doc.blocks[index + 1 :]
-                           if b.kind == "heading" and b.first.number > last), len(doc.lines) + 1))
+        # The last step ends where the list does: at the next heading, or at a paragraph of
+        # its own after a blank line (the rules that follow are no part of it).
+        stops.append(min(
+            next((b.first.number for b in doc.blocks[index + 1 :]
+                  if b.kind == "heading" and b.first.number > last), len(doc.lines) + 1),
+            _paragraph_end(doc, items[-1].first)))
         return Phases(tuple(
             Phase(position, item.first, doc.lines[item.first.number - 1 : stop - 1])
             for position, (item, stop) in enumerate(zip(items, stops, strict=True), 1)

@@ -42,7 +42,7 @@ MEASURED_QUALITY = re.compile(
     r"\bclean\s+(?:build|checkout|working\s+tree|tree|install|exit)\b|\bmake\s+clean\b|"
     # "all five checks are clean", "the scans come back clean", "mypy is clean": a check's
     # output (the prompt's own programs read as "check": `vague_word`).
-    r"\b(?:checks?|commands?|linters?|lint|scans?|builds?|gates?|\w*lint|\w*cop|\w*check(?:er)?|"
+    r"\b(?:checks?|commands?|linters?|lints?|scans?|builds?|gates?|\w*lint|\w*cop|\w*check(?:er)?|"
     r"clippy|mypy|pyright|tsc|vet|analy[sz]ers?|type[- ]?check\w*|static\s+analysis|fmt|"
     r"format(?:ter|ting)?|suite|(?:working\s+)?tree|ci|"
     r"pipeline)\s+(?:(?:all|both)\s+)?(?:(?:are|is|comes?\s+back|stays?|runs?|returns?|exits?|"

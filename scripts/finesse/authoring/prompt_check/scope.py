@@ -57,7 +57,7 @@ _OUT = re.compile(
     r"remov|renam|rewrit|reformat|push|commit)\w*|"
     r"\b(?:fine|good|ok(?:ay)?)\s+as\s+(?:it|they)\s+(?:is|are|stands?)\b|"
     r"\bleave\s+(?:them|it|those|these)\s*[.;!]?\s*$|"
-    r"\bstays?\s+as\s+(?:it|they)\s+(?:is|are)\b|\bstays?\s+(?:unchanged|untouched|the\s+same)\b|"
+    r"\bstays?\s+as\s+(?:(?:it|they)\s+(?:is|are)|is)\b|\bstays?\s+(?:unchanged|untouched|the\s+same)\b|"
     r"\b(?:must|should)\s+stay\b|\boutside\s+(?:of\s+)?(?:this|the)\s+(?:task|scope|work|change)\b|"
     r"\bowned\s+by\s+(?:another|other|a\s+different)\b|"
     r"\b(?:untouchable|frozen|excluded|ignore)\b|\bnothing\s+(?:else|outside)\b|"

@@ -133,16 +133,23 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
             # "after_every_change: run ..." reads as words.
             text = re.sub(r"(?<=[a-z])_(?=[a-z])", " ", sentence.text)
             after = sentences[at + 1].text if at + 1 < len(sentences) else ""
+            before = sentences[at - 1].text if at else ""
             cadence = (EVERY_CHANGE.search(text) or EVERY_CHANGE_LABEL.search(text)
                        or EDIT_THEN_RUN.search(text))
             # The command may come in the sentence right after: "After every change, run the
-            # tests. The command is `pytest -q`."
+            # tests. The command is `pytest -q`."; or right before: "`make check` runs the
+            # linters. Run it after every change."
             if cadence and (names(text) or _runs_a_command(after)
+                            or (_RUN_POINTER.search(text) and names_command(before))
                             or _under_commands(doc, index) or _code_after(doc, index, text)):
                 return True, sentence.line_at(), ""
     return False, None, FIX
 
 
+# "Run it", "Run both", "rerun them", "run all three": the commands of the sentence before.
+_RUN_POINTER = re.compile(
+    r"\b(?:re-?run|run|execute)\s+(?:it|both|them|these|those|all\s+(?:of\s+them|three|four))\b",
+    _I)
 # What a rule calls a command it does not spell out: "the GUT command", "the module's
 # `testDebugUnitTest` task", "the lint target", "the native tests" (`pio test -e native`).
 _CALLED = re.compile(

@@ -193,7 +193,7 @@ HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)
 # 9 iteration-limit: each pattern captures the number. They are matched against a line
 # with its emphasis markup taken out ("**Max iterations:** 14"). A loop's turns are its
 # iterations, loops, cycles, rounds, passes or runs ("Stop after 12 loops", "Budget: 14 runs").
-_TURNS = r"(?:loop\s+)?(?:iterations?|loops?|cycles|rounds|passes|runs)"
+_TURNS = r"(?:loop\s+)?(?:iterations?|loops?|cycles|rounds|passes|runs|restarts|go-?rounds)"
 LIMITS = (
     re.compile(rf"--max[-_]iterations(?:=|\s+){_NUMBER}", _I),
     re.compile(

@@ -17,8 +17,8 @@
   eighth writer, same labels format (with a "why" per label); the seventh and eighth lean
   away from the seed's template. Each MEASUREMENTS.md says how far the checker was tuned on
   it and gives every verdict before and after.
-- `corpus_blind9/`: 40 prompts by a ninth writer, never read and never tuned on: the
-  held-out estimate (its MEASUREMENTS.md).
+- `corpus_blind9/`: 40 prompts by a ninth writer, the held-out set until it was measured,
+  then read and generalised from (its MEASUREMENTS.md); `corpus_blind10/` is held out now.
 
 A verdict is right when the checker fails exactly the attributes the label lists; a prompt
 is exact when all ten verdicts are right. Each corpus has a floor: the suite fails when the
@@ -77,7 +77,7 @@ CORPORA = [(CORPUS, LABELS), (BLIND, BLIND_LABELS), (BLIND2, BLIND2_LABELS),
 FLOOR = {"corpus": (46, 460), "corpus_blind": (42, 420), "corpus_blind2": (30, 300),
          "corpus_blind3": (30, 300), "corpus_blind4": (30, 300), "corpus_blind5": (39, 399),
          "corpus_blind6": (40, 400), "corpus_blind7": (37, 394),
-         "corpus_blind8": (37, 397), "corpus_blind9": (29, 387)}
+         "corpus_blind8": (37, 397), "corpus_blind9": (39, 397)}
 
 
 def failing_keys(path: Path) -> list[str]:
