@@ -35,14 +35,7 @@ from finesse.authoring.prompt_check.stuck import failure_instructions as stuck_r
 from finesse.authoring.prompt_check.verification import (
     verification_commands as run_after_every_change,
 )
-from finesse.authoring.prompt_check.vocabulary import (
-    NEGATED_EMIT,
-)
 from finesse.signals import collapse_whitespace
-
-SUBAGENT = re.compile(r"\bsub-?agents?\b", re.IGNORECASE)
-# "Don't output it a moment before that": the promise rule, about "it".
-NEGATED_EMIT_IT = re.compile(rf"{NEGATED_EMIT.pattern}\s+(?:it|that|this)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -84,21 +77,19 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
             return _fail(line, f"replace '{word}' with a command and its expected result, "
                                "e.g. '`ruff check .` exits 0'")
     for phase in prompt.phases.found:
+        vague = [(vague_word(text, prompt.tool_names), line)
+                 for text, line in phase_statements(phase)]
         if phase_verified(phase, prompt.command_names):
             # Its command checks it, unless every criterion under it only judges quality:
             # "- The code should be robust and production-ready" over "Verify: cargo test".
-            listed = [(text, line) for text, line in phase_statements(phase)
-                      if not VERIFY_LINE.search(text)]
-            vague = [(vague_word(text, prompt.tool_names), line) for text, line in listed]
-            if len(listed) >= 2 and all(word for word, _ in vague):
+            if len(vague) >= 2 and all(word for word, _ in vague):
                 word, line = vague[0]
                 return _fail(line, f"replace '{word}' with a command and its expected "
                                    f"result: phase {phase.number}'s criteria only judge quality")
             continue
-        for text, line in phase_statements(phase):
-            word = vague_word(text, prompt.tool_names)
-            if word:
-                return _fail(line, f"replace '{word}' with a command and its expected "
+        found = next(((word, line) for word, line in vague if word), None)
+        if found:
+            return _fail(found[1], f"replace '{found[0]}' with a command and its expected "
                                    f"result, or give phase {phase.number} a 'Verify: "
                                    "`<command>`' line")
     for text, line in items:
@@ -121,9 +112,6 @@ def binary_completion_criteria(prompt: Prompt) -> Verdict:
                      "'- `pytest -q` exits 0'")
     first = items[0][1] if items else conditions[0][1] if conditions else None
     return _ok(first)
-
-
-VERIFY_LINE = re.compile(r"^\s*(?:[-*+]\s+)?[*_]*(?:verify|check)[*_]*\s*:", re.IGNORECASE)
 
 
 def completion_signal(prompt: Prompt) -> Verdict:

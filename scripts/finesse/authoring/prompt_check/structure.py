@@ -186,7 +186,7 @@ def inline_criteria(signal: PromiseTag) -> str:
     if before and not _ONLY_A_LABEL.fullmatch(before.group("condition")):
         # "All four checks pass in one iteration, then output ...", "All gates green: output
         # ...": the condition comes first (less a "Done:" label).
-        criteria = _LEADING_LABEL.sub("", before.group("condition")).strip(" .:,")
+        criteria = before.group("condition").strip(" .:,")
         return "" if CRITERIA_INTRO.search(criteria) else criteria
     for part in (tail, head):
         condition = CONDITION.search(part)
@@ -202,8 +202,6 @@ _BEFORE_EMIT = re.compile(
     r"(?:output|print|emit|write|say|reply\s+with|respond\s+with)\W*$", re.IGNORECASE)
 _ONLY_A_LABEL = re.compile(r"\W*(?:done|exit|finish\w*|complet\w*|success|signal|when\s+done)\W*",
                            re.IGNORECASE)
-_LEADING_LABEL = re.compile(r"^\W*(?:done|exit|finish|completion|success)\W*:[*_]*\s*",
-                            re.IGNORECASE)
 
 
 def find_phases(doc: Document, criteria: Sequence[Block] | None = None) -> Phases:
