@@ -30,6 +30,11 @@ WORKER_CONTRACT = """{
   "remaining_known_failures": ["..."],
   "next_suggestions": ["..."]
 }"""
+# Seed 002's judge rules, word for word.
+JUDGE_RULES = (
+    "- Only pass: true if all acceptance criteria are met and verifier evidence supports it.\n"
+    "- Never \"assume\" success; cite evidence (test output, file checks, command results).\n"
+    "- Prefer minimal, actionable required_actions.")
 JUDGE_CONTRACT = """{
   "pass": false,
   "score": 0,
@@ -177,10 +182,8 @@ def judge_prompt(state: LoopState, judge: JudgeState, attempt: Attempt) -> str:
     if judge.protect:
         parts.append("## Protected paths (must not change)\n" + _commands(judge.protect))
     parts.append(
-        "## How to judge\nPass only if every acceptance criterion is met and the verifier "
-        "evidence supports it: a red verifier above means `pass: false`. Never assume "
-        "success: cite evidence (test output, file checks, command results). Prefer minimal, "
-        "actionable `required_actions`.\n\n## Your reply\nOnly this JSON (a ```json fence "
+        "## How to judge\n" + JUDGE_RULES + "\n- Also, a red verifier above means `pass: false`."
+        "\n\n## Your reply\nOnly this JSON (a ```json fence "
         "is accepted), with exactly these fields; `score` is 0 to 100:\n" + JUDGE_CONTRACT)
     return "\n\n".join(parts)
 

@@ -5,10 +5,12 @@ failures repeat), bounded in size whatever the agents wrote."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from finesse.judging import prompts, steps
 from finesse.judging.prompts import (
     HISTORY_AFTER,
+    JUDGE_RULES,
     failure_history,
     judge_prompt,
     orchestrator_context,
@@ -136,3 +138,23 @@ def test_the_orchestrator_is_told_its_role_and_the_first_step() -> None:
     assert "Protected paths (no attempt may change them): `src/billing`" in text
     assert ('Now: call the Agent tool with subagent_type "finesse:ralph-worker", '
             "run_in_background false") in text
+
+
+def test_the_judge_rules_are_seed_002s_words() -> None:
+    rules = [line.removeprefix("\u2022 ") for line in JUDGE_RULES_IN_SEED]
+    assert JUDGE_RULES.splitlines() == [f"- {rule}" for rule in rules]
+    state = steps.worker_start(judge_loop(), "w1", at(0)).state
+    state = steps.worker_done(state, dict(WORKER), at(1), [green()], [], []).state
+    current = judge(state).current
+    assert current is not None
+    assert JUDGE_RULES in judge_prompt(state, judge(state), current)
+    agent = (Path(__file__).resolve().parents[3] / "agents" / "ralph-judge.md").read_text()
+    assert all(f"- {rule}" in agent for rule in rules)
+
+
+# Seed 002, "Judge rules", as the seed writes them.
+JUDGE_RULES_IN_SEED = [
+    "\u2022 Only pass: true if all acceptance criteria are met and verifier evidence supports it.",
+    "\u2022 Never \"assume\" success; cite evidence (test output, file checks, command results).",
+    "\u2022 Prefer minimal, actionable required_actions.",
+]
