@@ -30,7 +30,7 @@ from finesse.schema import to_json
 from finesse.spend import totals
 from finesse.state.paths import StatePaths, is_valid_session_id
 from finesse.state.store import LoopStore
-from finesse.support.files import write_atomic
+from finesse.support.files import FileProblem, read_bytes, write_atomic
 
 CHAIN_TIMEOUT_SECONDS = 2.0
 QUOTA_FILE = "quota.json"
@@ -65,14 +65,18 @@ def quota_of(data: Mapping[str, Any], now: datetime) -> Quota | None:
                  seven_day_resets_at=week_resets)
 
 
+QUOTA_BYTES = 64 * 1024  # the figures are a few hundred bytes
+
+
 def read_quota(paths: StatePaths, now: datetime) -> Quota | None:
     """The figures the status line recorded last; a window whose reset time has passed
     counts as empty."""
     from finesse.schema import SchemaError, from_json
 
-    try:
-        quota = from_json(Quota, (paths.base / QUOTA_FILE).read_bytes())
-    except (OSError, SchemaError):
+    try:  # never blocks: a FIFO or a device at the path is passed over
+        quota = from_json(Quota, read_bytes(paths.base / QUOTA_FILE, subject=QUOTA_FILE,
+                                            limit=QUOTA_BYTES))
+    except (FileProblem, SchemaError):
         return None
     five = quota.five_hour if quota.five_hour_resets_at is None or \
         quota.five_hour_resets_at > now else None

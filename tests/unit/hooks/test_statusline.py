@@ -16,6 +16,7 @@ import pytest
 
 from finesse.hooks.statusline import describe, main, quota_of, read_quota, render
 from finesse.models import CommandResult, IterationRecord, ModelUsage, Quota
+from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
 from tests.helpers.states import SESSION, T0, T1, command_result, make_state
 
@@ -136,3 +137,10 @@ def test_as_claude_code_runs_it(git_repo: Path, store: LoopStore) -> None:
     assert done.stdout.decode() == (
         "ralph 4/8 · 10.5k tok ~$1.50 est · 5h 42% · 7d 13.7%\n")
     assert read_quota(store.paths, NOW) is not None
+
+
+def test_read_quota_passes_over_a_fifo(tmp_path: Path) -> None:
+    paths = StatePaths(tmp_path)
+    paths.base.mkdir(parents=True)
+    os.mkfifo(paths.base / "quota.json")
+    assert read_quota(paths, NOW) is None

@@ -135,6 +135,14 @@ def test_a_fifo_loop_done_file_is_no_signal_and_is_left_alone(git_repo: Path) ->
     assert _is_fifo(done) and active(git_repo).iteration == 2
 
 
+def test_a_fifo_quota_file_is_passed_over(git_repo: Path) -> None:
+    # The status line's figures are read at every stop of a --stop-at-quota loop.
+    _prompt(git_repo, "/ralph-loop go --quiesce-after 7 --stop-at-quota 80")
+    quota = _fifo(store_for(git_repo).paths.base / "quota.json")
+    assert _stop(git_repo).output() == _continues(2)
+    assert _is_fifo(quota) and active(git_repo).iteration == 2
+
+
 PLAN_NOTES = (
     "The plan is tasks/todo.md: re-read it now; your attempts are recorded under its "
     "`## Attempts`.\n"
