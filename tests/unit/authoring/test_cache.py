@@ -18,11 +18,14 @@ from finesse.authoring.cache.model import (
     CacheEntry,
     ExplorationCache,
     FinesseConfig,
+    PriceRates,
     check_freshness,
     merge,
 )
 from finesse.authoring.cache.store import CacheStore, GitHistory, load_config
 from finesse.errors import StateError, UsageError
+from finesse.loop.request import project_prices
+from finesse.models import Price
 
 WHEN = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 LATER = datetime(2025, 3, 2, 9, 30, tzinfo=UTC)
@@ -77,7 +80,7 @@ def project(git_repo: Path) -> Path:
 def test_config_defaults_without_a_file(tmp_path: Path) -> None:
     assert load_config(tmp_path).model_dump() == {
         "version": 1, "cache_enabled": True, "staleness_threshold": 50,
-        "context_window": 200_000,
+        "context_window": 200_000, "prices": {},
     }
 
 
@@ -87,6 +90,19 @@ def test_config_overrides(tmp_path: Path) -> None:
         '{"cache_enabled": false, "staleness_threshold": 5}')
     assert load_config(tmp_path) == FinesseConfig(
         cache_enabled=False, staleness_threshold=5, context_window=200_000)
+
+
+def test_the_loops_prices_in_the_config_do_not_break_the_finesse_tools(tmp_path: Path) -> None:
+    # The file is shared: `prices` is the loop's (finesse.loop.request.project_prices).
+    (tmp_path / ".finesse").mkdir()
+    (tmp_path / ".finesse" / "config.json").write_text(
+        '{"staleness_threshold": 5, "prices": {"claude-opus": {"input": 5, "output": 25, '
+        '"cache_write": 6.25, "cache_read": 0.5}}}')
+    assert load_config(tmp_path) == FinesseConfig(
+        staleness_threshold=5,
+        prices={"claude-opus": PriceRates(input=5, output=25, cache_write=6.25,
+                                          cache_read=0.5)})
+    assert project_prices(tmp_path)[0] == Price("claude-opus", 5.0, 25.0, 6.25, 0.5)
 
 
 @pytest.mark.parametrize(("content", "detail"), [

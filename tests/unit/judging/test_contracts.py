@@ -109,6 +109,12 @@ def test_a_broken_verdict_says_which_field(changes: dict[str, Any], problem: str
     assert parse_judge(with_fields(VERDICT, **changes)) == Parsed(None, problem)
 
 
+def test_the_python_name_of_pass_is_not_seed_002s_field() -> None:
+    verdict = {("passed" if key == "pass" else key): value for key, value in VERDICT.items()}
+    assert parse_judge(json.dumps(verdict)) == Parsed(
+        None, "pass: Field required; passed: Extra inputs are not permitted")
+
+
 def test_a_missing_field_and_more_problems_are_counted() -> None:
     short = {key: value for key, value in VERDICT.items() if key not in ("evidence", "pass")}
     assert parse_judge(json.dumps(short)).problem == (

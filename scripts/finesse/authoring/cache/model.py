@@ -23,11 +23,24 @@ NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 NOT_RECORDED = "not recorded"
 
 
+class PriceRates(StrictModel):
+    """Dollars per million tokens of one model family (the loop's estimated cost)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_write: float = Field(ge=0)
+    cache_read: float = Field(ge=0)
+
+
 class FinesseConfig(StrictModel):
+    """`.finesse/config.json`, the whole file: the Finesse tools' settings and the loop's
+    `prices` (read for the loop by `finesse.loop.request.project_prices`)."""
+
     version: Literal[1] = 1
     cache_enabled: bool = True
     staleness_threshold: int = Field(default=50, ge=0)
     context_window: int = Field(default=200_000, gt=0)
+    prices: dict[str, PriceRates] = Field(default_factory=dict)
 
 
 class Baseline(StrictModel):
