@@ -142,6 +142,29 @@ def test_a_judge_that_tries_to_write_is_refused(
     assert history(project)["outcome"] == "success"
 
 
+def test_a_judge_given_bash_that_tries_to_delete_is_refused(
+        run_claude: ClaudeRunner, project: Path, tmp_path: Path) -> None:
+    # The PreToolUse matcher names the guard's tools; Bash is one of them.
+    plugin = tmp_path / "plugin"
+    for name in (".claude-plugin", "agents", "commands", "hooks", "scripts", "skills", "bin"):
+        shutil.copytree(REPO_ROOT / name, plugin / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    judge = plugin / "agents" / "ralph-judge.md"
+    judge.write_text(judge.read_text().replace("tools: Read, Grep, Glob",
+                                               "tools: Read, Grep, Glob, Bash"))
+    main = [[agent("worker")], [agent("judge")], [text("Judged.")]]
+    subagents = [[bash("echo ok > out.txt")], [worker_json()],
+                 [bash("rm out.txt")], [verdict(True)]]
+    with FakeModel(main, subagent_script=subagents) as model:
+        run = run_claude(START, cwd=project, model=model, plugin_dir=plugin,
+                         extra_args=AGENT_TOOLS, permission_mode="acceptEdits")
+    ok(run)
+    assert (project / "out.txt").read_text() == "ok\n"
+    refused = "\n".join(message_text(model.subagent_calls[3]["messages"][-1]["content"]))
+    assert ("PreToolUse:Bash hook error: judge mode: the judge is read-only and this command "
+            "is not provably read-only") in refused
+
+
 def test_the_orchestrator_that_edits_a_file_itself_is_refused(
         run_claude: ClaudeRunner, project: Path) -> None:
     target = project / "out.txt"

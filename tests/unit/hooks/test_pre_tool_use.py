@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from finesse.judging.guard import SPAWN_TOOLS, WRITE_TOOLS
 from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE
 from tests.helpers.judging import JudgeSession
 
@@ -53,3 +57,12 @@ def test_garbage_and_foreign_sessions_pass(judge_session: JudgeSession) -> None:
     for raw in (b"", b"[]", b"{", b'{"session_id": "../x"}',
                 b'{"session_id": "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d", "tool_name": "Write"}'):
         assert handle(raw, judge_session.env, str(judge_session.root)) is None
+
+
+def test_the_hook_runs_only_for_the_tools_the_guard_can_refuse() -> None:
+    # Every other tool call (Read, Grep, Glob...) of every session would start python3 for
+    # nothing: the matcher names exactly the guard's tools.
+    hooks = json.loads((Path(__file__).resolve().parents[3] / "hooks" / "hooks.json")
+                       .read_text())["hooks"]["PreToolUse"]
+    assert [entry["matcher"] for entry in hooks] == [
+        "|".join(sorted(WRITE_TOOLS | SPAWN_TOOLS | {"Bash"}))]
