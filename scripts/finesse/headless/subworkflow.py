@@ -30,6 +30,7 @@ from finesse.models import HeadlessRun, LoopState
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
 from finesse.support.files import read_text
+from finesse.support.git import work_tree_top
 
 # Flags of the plan itself: `ralph run --graph` may not give them.
 PLAN_FLAGS = ("--prompt-file", "--completion-promise", "--completion-promise-file",
@@ -40,8 +41,9 @@ PLAN_FLAGS = ("--prompt-file", "--completion-promise", "--completion-promise-fil
 class Task:
     workflow: GraphWorkflow
     branch: str
-    worktree: Path
+    worktree: Path  # a checkout of the whole repository
     args: tuple[str, ...]  # the loop's arguments, as words
+    project: Path  # the project inside it: in a monorepo, not the worktree's top
 
 
 def plan_checks(workflow: GraphWorkflow) -> tuple[list[str], list[str]]:
@@ -67,9 +69,10 @@ def loop_words(workflow: GraphWorkflow, extra: Sequence[str]) -> tuple[str, ...]
 
 
 def task_for(root: Path, session: str, workflow: GraphWorkflow, extra: Sequence[str]) -> Task:
-    return Task(workflow, worktrees.branch_name(session, workflow.name),
-                worktrees.worktree_path(root, session, workflow.name),
-                loop_words(workflow, extra))
+    worktree = worktrees.worktree_path(root, session, workflow.name)
+    inside = root.absolute().relative_to(work_tree_top(root))
+    return Task(workflow, worktrees.branch_name(session, workflow.name), worktree,
+                loop_words(workflow, extra), worktree / inside)
 
 
 RunOne = Callable[[Task, Cancel], LoopState]
@@ -81,8 +84,8 @@ def headless_runner(settings: HeadlessRun, keep: Path,
     and its report and record copied under `keep`."""
 
     def run(task: Task, cancel: Cancel) -> LoopState:
-        store = LoopStore(StatePaths(task.worktree))
-        request = start_request(shlex.join(task.args), task.worktree, command="finesse-execute")
+        store = LoopStore(StatePaths(task.project))
+        request = start_request(shlex.join(task.args), task.project, command="finesse-execute")
         state = runner.start(store, request, settings)
         ended = runner.drive(store, state.session_id, cancel, progress_for(task.workflow.name))
         worktrees.commit_leftovers(task.worktree, task.workflow.name)

@@ -27,7 +27,7 @@ from tests.helpers.states import T0, T1, make_state
 
 @dataclass
 class FakeLoops:
-    """Instead of `claude -p` loops: each task writes `writes[name]` in its worktree (and
+    """Instead of `claude -p` loops: each task writes `writes[name]` in its project (and
     checks `expects[name]` are there), then ends with `outcomes[name]` (success if absent)."""
 
     writes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -49,10 +49,10 @@ class FakeLoops:
             self.seen.append(name)
             self.worktrees[name] = task.worktree
         try:
-            missing = [f for f in self.expects.get(name, []) if not (task.worktree / f).exists()]
+            missing = [f for f in self.expects.get(name, []) if not (task.project / f).exists()]
             assert missing == [], f"{name} does not see {missing}"
             for path, text in self.writes.get(name, {name + "/done.txt": "done\n"}).items():
-                write(task.worktree, path, text)
+                write(task.project, path, text)
             if self.hook is not None:
                 self.hook(task, cancel)
             time.sleep(self.pause)
@@ -62,7 +62,7 @@ class FakeLoops:
                 self.running -= 1
         outcome = self.outcomes.get(name, "success")
         entry = IterationRecord(number=1, started_at=T0, ended_at=T1, result=outcome)
-        return make_state(task.worktree, session_id=str(uuid.uuid4()), outcome=outcome,
+        return make_state(task.project, session_id=str(uuid.uuid4()), outcome=outcome,
                           verified=outcome == "success", ended_at=T1, iterations=[entry])
 
 
@@ -209,6 +209,20 @@ def test_a_project_that_ignores_claude_and_the_worktrees_runs_the_same(git_repo:
     done = run(git_repo, plan(git_repo, *THREE), FakeLoops())
     assert (done.exit_code, [row.merge_commit is not None for row in done.rows]) == (
         0, [True, True, True])
+
+
+def test_a_graph_in_a_monorepo_project_works_inside_the_project(monorepo: Path) -> None:
+    # The worktree checks out the whole repository; each loop works in its `pkg/`.
+    top = monorepo.parent
+    loops = FakeLoops(expects={"gamma": ["alpha/done.txt", "beta/done.txt"]})
+    done = run(monorepo, plan(monorepo, *THREE), loops)
+    assert rows(done) == [("alpha", "success (verified)", True),
+                          ("beta", "success (verified)", True),
+                          ("gamma", "success (verified)", True)]
+    assert sorted(git(top, "ls-files", "alpha", "beta", "gamma", "pkg/alpha", "pkg/beta",
+                      "pkg/gamma").split()) == [
+        "pkg/alpha/done.txt", "pkg/beta/done.txt", "pkg/gamma/done.txt"]
+    assert (branch(top), status(top)) == ("main", "")
 
 
 def test_a_run_again_counts_merged_branches_as_done(git_repo: Path) -> None:
