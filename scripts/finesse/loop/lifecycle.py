@@ -61,6 +61,11 @@ def start_loop(
             f"{running.iteration}/{running.max_iterations}): /cancel-ralph first"
         )
     refuse_beside(store, session_id, gate=bool(request.gate))
+    notebook = request.notebook
+    if notebook and not request.plan_file and any(
+            other.notebook == notebook for other in store.active_loops()
+            if other.session_id != session_id):
+        notebook = None  # another session's loop records its attempts there: one each
     loop_id = new_loop_id(session_id, now)
     store.paths.loop_done_file(session_id).unlink(missing_ok=True)  # a stale signal
     store.clear_request(session_id)  # a cancel meant for a loop that ended meanwhile
@@ -88,7 +93,7 @@ def start_loop(
         updated_at=now,
         iteration_started_at=now,
         plan_file=request.plan_file,
-        notebook=request.notebook,
+        notebook=notebook,
         quiesce_after=request.quiesce_after,
         timeout_minutes=request.timeout_minutes,
         deadline_at=(now + timedelta(minutes=request.timeout_minutes)

@@ -3,6 +3,7 @@ repositories; gate mode's refusals before a start and its --allow-dirty snapshot
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -46,6 +47,8 @@ from tests.helpers.states import (
     store_for,
 )
 from tests.helpers.texts import stopped_banner
+
+THIRD_SESSION = "33333333-3333-4333-8333-333333333333"
 
 PLAN = """\
 # Make the tests pass
@@ -108,6 +111,19 @@ def test_start_loop_records_the_baseline(git_repo: Path, store: LoopStore) -> No
     # The fingerprint is of the tree as it was, dirty file included.
     (git_repo / "dirty.txt").unlink()
     assert gitstate.tree_fingerprint(git_repo) != state.tree_fingerprint
+
+
+def test_an_adopted_notebook_is_one_sessions_only(git_repo: Path, store: LoopStore) -> None:
+    # Two sessions in one checkout: tasks/todo.md with `## Attempts` is the first loop's
+    # notebook; the second loop keeps its record in its report, not in the same file.
+    request = StartRequest(prompt="Fix it", max_iterations=5, notebook="tasks/todo.md")
+    first = start_loop(store, SESSION, request, T0)
+    second = start_loop(store, OTHER_SESSION, request, T0)
+    assert (first.notebook, second.notebook) == ("tasks/todo.md", None)
+    # Named with --plan, it is the user's own choice, for every loop that names it.
+    third = start_loop(store, THIRD_SESSION, dataclasses.replace(
+        request, plan_file="tasks/todo.md"), T0)
+    assert third.notebook == "tasks/todo.md"
 
 
 def test_start_loop_outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
