@@ -275,7 +275,8 @@ def test_the_state_is_the_in_session_loops_with_the_run_recorded(store: LoopStor
                                          claude_args=["--permission-mode", "acceptEdits"],
                                          iteration_timeout=60)
     assert uuid.UUID(state.session_id).version == 4
-    assert state.deadline_at is None and state.iteration_started_at - utcnow() < timedelta(1)
+    assert state.deadline_at is None
+    assert timedelta(0) <= utcnow() - state.iteration_started_at < timedelta(minutes=5)
 
 
 def test_stop_at_quota_reads_the_windows_from_the_stream(store: LoopStore,

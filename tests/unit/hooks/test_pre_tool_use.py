@@ -26,7 +26,9 @@ def test_the_orchestrator_is_refused_edits(judge_session: JudgeSession) -> None:
         'subagent (the Agent tool, subagent_type "finesse:ralph-worker")')
     # claude --agent finesse:ralph-orchestrator: agent_type, but no agent_id.
     assert judge_session.tool("Write", {"file_path": "a"},
-                              agent_type="finesse:ralph-orchestrator") is not None
+                              agent_type="finesse:ralph-orchestrator") == deny(
+        "judge mode: the orchestrator does not do the work: delegate this to the ralph-worker "
+        'subagent (the Agent tool, subagent_type "finesse:ralph-worker")')
     assert judge_session.tool("Bash", {"command": "git status"}) is None
 
 
@@ -36,7 +38,10 @@ def test_the_judge_is_refused_writes_and_unproven_commands(judge_session: JudgeS
     assert judge_session.tool("Write", {"file_path": "a"}, **as_judge) == deny(
         "judge mode: the judge is read-only: Write is not allowed; read and search, then give "
         "your verdict")
-    assert judge_session.tool("Bash", {"command": "touch a"}, **as_judge) is not None
+    assert judge_session.tool("Bash", {"command": "touch a"}, **as_judge) == deny(
+        "judge mode: the judge is read-only and this command is not provably read-only "
+        "(allowed: one plain git status/diff/log/show, ls, cat, head, tail, wc, grep or find "
+        "without -exec/-delete)")
     assert judge_session.tool("Bash", {"command": "git diff"}, **as_judge) is None
     assert judge_session.tool("Read", {"file_path": "a"}, **as_judge) is None
 
@@ -47,7 +52,9 @@ def test_the_running_worker_may_write(judge_session: JudgeSession) -> None:
     assert judge_session.tool("Write", {"file_path": "a"}, agent_id="w1",
                               agent_type=WORKER_TYPE) is None
     assert judge_session.tool("Write", {"file_path": "a"}, agent_id="w2",
-                              agent_type=WORKER_TYPE) is not None
+                              agent_type=WORKER_TYPE) == deny(
+        "judge mode: this worker is not the open attempt's worker (a worker is used once, for "
+        "one attempt): change nothing and stop")
 
 
 def test_garbage_and_foreign_sessions_pass(judge_session: JudgeSession) -> None:

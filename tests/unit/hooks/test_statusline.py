@@ -77,7 +77,9 @@ def test_windows_are_recorded_for_the_projects_loops(git_repo: Path, store: Loop
         seven_day=13.7, seven_day_resets_at=datetime.fromtimestamp(RESETS_7D, UTC))
     # A window whose reset time has passed is empty again.
     later = read_quota(store.paths, datetime.fromtimestamp(RESETS_5H + 1, UTC))
-    assert later is not None and (later.five_hour, later.seven_day) == (None, 13.7)
+    assert later == Quota(
+        at=NOW, five_hour=None, five_hour_resets_at=datetime.fromtimestamp(RESETS_5H, UTC),
+        seven_day=13.7, seven_day_resets_at=datetime.fromtimestamp(RESETS_7D, UTC))
 
 
 def test_nothing_is_written_to_a_project_without_loops(git_repo: Path) -> None:
@@ -136,7 +138,11 @@ def test_as_claude_code_runs_it(git_repo: Path, store: LoopStore) -> None:
     assert (done.returncode, done.stderr) == (0, b"")
     assert done.stdout.decode() == (
         "ralph 4/8 · 10.5k tok ~$1.50 est · 5h 42% · 7d 13.7%\n")
-    assert read_quota(store.paths, NOW) is not None
+    recorded = read_quota(store.paths, NOW)
+    assert recorded == Quota(  # `at`: the fast path's own clock
+        at=recorded.at if recorded else NOW, five_hour=42,
+        five_hour_resets_at=datetime.fromtimestamp(RESETS_5H, UTC), seven_day=13.7,
+        seven_day_resets_at=datetime.fromtimestamp(RESETS_7D, UTC))
 
 
 def test_read_quota_passes_over_a_fifo(tmp_path: Path) -> None:

@@ -52,7 +52,8 @@ def test_a_message_split_over_lines_is_counted_once(tmp_path: Path) -> None:
     assert found is not None
     assert found.tool_calls == 2
     assert tokens(found) == {"claude-opus-4-5": Tokens(10, 20, 30, 40)}
-    assert found.cursor == Cursor(path.stat().st_size, found.cursor.identity, ("m1",))
+    assert found.cursor == Cursor(path.stat().st_size, cursor.identity, ("m1",))
+    assert cursor.identity == f"{path.stat().st_dev}:{path.stat().st_ino}"
     assert not found.partial
 
 

@@ -162,10 +162,14 @@ def test_graph_runs_the_plan_and_prints_a_row_per_sub_workflow(
     lines = out.splitlines()
     assert lines[0] == ("Ralph graph demo: 2 sub-workflow(s) in 1 wave(s), at most 1 at a "
                         "time, merged into main.")
-    assert lines[-4:-1] == ["Ralph graph demo: every sub-workflow succeeded and was merged.",
-                            lines[-3], lines[-2]]
-    assert [line.split(",")[0] for line in lines[-3:-1]] == [
-        "  wave 1 alpha: success (verified)", "  wave 1 beta: success (verified)"]
+    merges = subprocess.run(["git", "log", "--first-parent", "--format=%H %s", "-2"], cwd=root,
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+    merged = {subject.split()[2]: sha[:12] for sha, subject in
+              (line.split(" ", 1) for line in merges)}  # "ralph: merge NAME (wave ...)"
+    assert lines[-4:-1] == [
+        "Ralph graph demo: every sub-workflow succeeded and was merged.",
+        f"  wave 1 alpha: success (verified), merged {merged['alpha']}",
+        f"  wave 1 beta: success (verified), merged {merged['beta']}"]
     assert lines[-1].startswith("Report: .claude/ralph/reports/graph-")
     assert "--no-plan" not in " ".join(call["prompt"] for call in claude.calls)
     assert [call["cwd"] for call in claude.calls] == [
