@@ -61,10 +61,6 @@ class Totals:
     partial: bool  # some iteration's usage could not be read whole
 
 
-def iteration_tokens(entry: IterationRecord) -> int:
-    return sum(usage.billed for usage in entry.usage)
-
-
 def totals(state: LoopState, iterations: list[IterationRecord] | None = None) -> Totals:
     chosen = state.iterations if iterations is None else iterations
     usage = [usage for entry in chosen for usage in entry.usage]

@@ -28,10 +28,13 @@ from finesse.headless.child import Cancel
 from finesse.headless.exits import FAILURE, exit_code, worst
 from finesse.headless.subworkflow import RunOne, Task, task_for
 from finesse.headless.worktrees import Start
+from finesse.loop.gate.commits import current_branch
 from finesse.loop.report import title
 from finesse.models import LoopState
 from finesse.spend import totals
+from finesse.state.paths import StatePaths
 from finesse.state.store import utcnow
+from finesse.support.git import head
 
 POLL_SECONDS = 0.2
 MERGED_BEFORE = "merged before"
@@ -143,7 +146,7 @@ def _runnable(graph: GraphRun, wave: tuple[GraphWorkflow, ...]) -> list[GraphWor
 
 def _worktrees(graph: GraphRun, runnable: list[GraphWorkflow], extra: list[str]) -> list[Task]:
     """A worktree per sub-workflow, made one after the other from the starting branch now."""
-    base = worktrees.head(graph.root)
+    base = head(graph.root) or ""
     tasks = []
     for workflow in runnable:
         row = graph.row(workflow.name)
@@ -159,7 +162,7 @@ def _worktrees(graph: GraphRun, runnable: list[GraphWorkflow], extra: list[str])
 
 def _run_all(graph: GraphRun, tasks: list[Task], run_one: RunOne, jobs: int,
              cancel: Cancel) -> None:
-    kill_switch = graph.root / ".claude" / "ralph" / "STOP"
+    kill_switch = StatePaths(graph.root).kill_switch
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ralph-graph") as pool:
         running: dict[Future[LoopState], Task] = {}
         queue = list(tasks)
@@ -198,7 +201,7 @@ def _merge_wave(graph: GraphRun, wave: tuple[GraphWorkflow, ...],
         if graph.stopped:
             row.note = f"not merged: {graph.stopped}"
             continue
-        if worktrees.current_branch(graph.root) != graph.start.branch:
+        if current_branch(graph.root) != graph.start.branch:
             graph.stopped = (f"HEAD is no longer on {graph.start.short}, where the merges go: "
                              f"switch back (`git switch {graph.start.short}`) and run again")
             row.note = f"not merged: {graph.stopped}"

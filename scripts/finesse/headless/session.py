@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shlex
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from finesse.errors import UsageError
 from finesse.models import LoopState
@@ -68,6 +68,3 @@ def child_env(env: Mapping[str, str], state: LoopState) -> dict[str, str]:
     out[HEADLESS_CHILD] = state.session_id
     return out
 
-
-def shown_command(argv: Sequence[str]) -> str:
-    return shlex.join(argv)

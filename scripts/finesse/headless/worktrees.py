@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from finesse.errors import FinesseError, UsageError
 from finesse.loop.gate.commits import identity_env, snapshot
-from finesse.support.git import SCOPE, Git, split_names
+from finesse.support.git import SCOPE, Git, head, split_names
 
 WORKTREES = ".ralph-worktrees"
 
@@ -84,14 +84,6 @@ def starting_point(root: Path) -> Start:
     return Start(branch, commit)
 
 
-def head(root: Path) -> str:
-    return Git(root).text("rev-parse", "HEAD") or ""
-
-
-def current_branch(root: Path) -> str | None:
-    return Git(root).text("symbolic-ref", "--quiet", "HEAD") or None
-
-
 def branch_exists(root: Path, branch: str) -> bool:
     return Git(root).run("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").code == 0
 
@@ -143,7 +135,7 @@ def merge(root: Path, branch: str, message: str) -> Merge:
     done = git.run("merge", "--no-ff", "--no-verify", "--no-edit", "-m", message,
                    f"refs/heads/{branch}", env=identity_env(root))
     if done.code == 0:
-        return Merge(commit=head(root))
+        return Merge(commit=head(root) or "")
     conflicts = split_names(git.run("diff", "--name-only", "--diff-filter=U", "-z").out)
     merging = git.run("rev-parse", "--verify", "--quiet", "MERGE_HEAD").code == 0
     reason = done.reason()

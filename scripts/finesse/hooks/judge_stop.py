@@ -48,9 +48,7 @@ def _spend(state: LoopState, transcript: str | None) -> tuple[list[ModelUsage], 
     increment = read_increment(Path(transcript), cursor)
     if increment is None:
         return [], None
-    return [ModelUsage(model, tokens.input, tokens.output, tokens.cache_creation,
-                       tokens.cache_read) for model, tokens in increment.by_model.items()
-            ], increment.cursor
+    return increment.model_usage(), increment.cursor
 
 
 def handle_judge_stop(store: LoopStore, state: LoopState, fields: Mapping[str, Any],

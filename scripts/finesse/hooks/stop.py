@@ -23,7 +23,7 @@ from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, continue_turn, tell_user
 from finesse.loop.lifecycle import finish
 from finesse.loop.notebook import record_iteration
-from finesse.models import LoopState, ModelUsage, StopInput, replace
+from finesse.models import LoopState, StopInput, replace
 from finesse.schema import SchemaError, from_dict
 from finesse.signals import read_reply
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
@@ -68,9 +68,7 @@ def _transcript(data: StopInput, state: LoopState, observation: Observation) -> 
     increment = _read_caught_up(transcript, cursor, data.last_assistant_message)
     if increment is None:
         return observation
-    usage = [ModelUsage(model, tokens.input, tokens.output, tokens.cache_creation,
-                        tokens.cache_read) for model, tokens in increment.by_model.items()]
-    return replace(observation, tool_calls=increment.tool_calls, usage=usage,
+    return replace(observation, tool_calls=increment.tool_calls, usage=increment.model_usage(),
                    usage_partial=increment.partial, cursor=increment.cursor)
 
 

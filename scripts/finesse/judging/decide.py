@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from finesse.engine import quota_reached
+from finesse.engine import ABORTED_BY, quota_reached
 from finesse.judging import steps
-from finesse.judging.prompts import agent_call, next_focus, short
+from finesse.judging.prompts import agent_call, next_focus
 from finesse.judging.records import (
     JUDGE_TYPE,
     WORKER_TYPE,
@@ -47,12 +47,11 @@ from finesse.models import (
     Quota,
     replace,
 )
-from finesse.recording import end_loop, stored
+from finesse.recording import end_loop, excerpt, stored
 from finesse.signals import read_reply
 from finesse.spend import cost, over_budget
 from finesse.support.usage import Cursor
 
-ABORTED_BY = frozenset({"/ralph-abort", "`ralph abort`"})
 LIMITS: frozenset[str] = frozenset({"limit", "budget", "quota", "timeout"})
 
 
@@ -198,7 +197,7 @@ def _decide(state: LoopState, view: StopView) -> JudgeDecision:
     current = judge.current
     if current is not None and current.passed and current.judge_ended_at is not None:
         if view.protect_changed:
-            state = steps.close(state, "failed", short(
+            state = steps.close(state, "failed", excerpt(
                 "protected paths changed after the judge's verdict: "
                 + ", ".join(view.protect_changed[:10]), 300), view.now).state
         elif view.tree == current.judge_tree:
@@ -258,7 +257,7 @@ def _next(state: LoopState, view: StopView, claimed: bool) -> JudgeDecision:
         step = (f"spawn a NEW worker: {agent_call('worker', state.iteration)}"
                 + (f". Focus for this attempt: {focus.rstrip('.')}" if focus else ""))
     else:
-        summary = short(str((current.worker or {}).get("summary", "")), 200)
+        summary = excerpt(str((current.worker or {}).get("summary", "")), 200)
         red = [r.command for r in current.verification if not r.passed]
         checks = ("the plugin's verifiers are red: " + ", ".join(f"`{c}`" for c in red)
                   if red else "the plugin's verifiers are green")

@@ -14,6 +14,7 @@ from typing import Any
 
 from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, Attempt, JudgeState
 from finesse.models import CommandResult, LoopState
+from finesse.recording import excerpt
 
 REPORT_CHARS = 2000  # the last judge report in a worker prompt
 HISTORY_AFTER = 3  # failed attempts before a failure history is given
@@ -46,11 +47,6 @@ JUDGE_CONTRACT = """{
 }"""
 
 
-def short(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _bullets(items: list[str]) -> str:
     return "\n".join(f"- {item}" for item in items) or "- (none)"
 
@@ -68,10 +64,10 @@ def verdict_lines(attempt: Attempt, limit: int = REPORT_CHARS) -> str:
     verdict = attempt.verdict or {}
     parts = [f"pass: {str(verdict.get('pass')).lower()}, score {verdict.get('score')}"]
     for key in ("blocking_issues", "required_actions", "non_blocking_issues", "evidence"):
-        items = [short(str(item), BULLET_CHARS) for item in verdict.get(key, [])]
+        items = [excerpt(str(item), BULLET_CHARS) for item in verdict.get(key, [])]
         if items:
             parts.append(f"{key}: " + "; ".join(items))
-    parts.append(f"next_iteration_focus: {short(attempt.focus, BULLET_CHARS)}")
+    parts.append(f"next_iteration_focus: {excerpt(attempt.focus, BULLET_CHARS)}")
     text = "\n".join(parts)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -87,7 +83,7 @@ def failure_history(judge: JudgeState) -> list[str]:
     gone = failed(judge)
     if len(gone) < HISTORY_AFTER:
         return []
-    return [short(f"Attempt {attempt.number}: {attempt.result}: {attempt.note}", BULLET_CHARS)
+    return [excerpt(f"Attempt {attempt.number}: {attempt.result}: {attempt.note}", BULLET_CHARS)
             for attempt in gone[-HISTORY_BULLETS:]]
 
 
@@ -98,7 +94,7 @@ def next_focus(judge: JudgeState) -> str:
     if not gone:
         return ""
     last = gone[-1]
-    return short(last.focus or last.note, BULLET_CHARS * 2)
+    return excerpt(last.focus or last.note, BULLET_CHARS * 2)
 
 
 def worker_prompt(state: LoopState, judge: JudgeState) -> str:
@@ -137,7 +133,7 @@ def worker_prompt(state: LoopState, judge: JudgeState) -> str:
 
 def _trimmed(value: Any) -> Any:
     if isinstance(value, str):
-        return short(value, FIELD_CHARS)
+        return excerpt(value, FIELD_CHARS)
     if isinstance(value, list):
         return [_trimmed(item) for item in value[:20]]
     if isinstance(value, dict):

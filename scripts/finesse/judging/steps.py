@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from finesse.judging.prompts import judge_prompt, short, worker_prompt
+from finesse.judging.prompts import judge_prompt, worker_prompt
 from finesse.judging.records import (
     CONTRACT_RETRIES,
     JUDGE_TYPE,
@@ -30,7 +30,7 @@ from finesse.judging.records import (
     with_judge,
 )
 from finesse.models import CommandResult, IterationRecord, LoopState, ModelUsage, replace
-from finesse.recording import stored
+from finesse.recording import excerpt, stored
 from finesse.spend import cost
 from finesse.support.snapshot import changed
 
@@ -182,7 +182,7 @@ def invalid(state: LoopState, kind: str, problem: str, now: datetime,
     judge = _update(judge, current)
     note = (f"the {kind}'s final message broke the contract {len(problems)} times; the last "
             f"problem: {problem}")
-    return close(with_judge(state, judge), "contract-failure", short(note, 300), now)
+    return close(with_judge(state, judge), "contract-failure", excerpt(note, 300), now)
 
 
 def worker_done(state: LoopState, worker: dict[str, Any], seen: Seen,
@@ -225,7 +225,7 @@ def judge_done(state: LoopState, verdict: dict[str, Any], seen: Seen,
     judge = _update(judge, current)
     state = with_judge(state, judge)
     if not current.passed:
-        return close(state, "failed", short(current.focus or "the judge failed it", 300),
+        return close(state, "failed", excerpt(current.focus or "the judge failed it", 300),
                      seen.now)
     red = [result.command for result in current.verification if not result.passed]
     if red:
@@ -239,7 +239,7 @@ def judge_done(state: LoopState, verdict: dict[str, Any], seen: Seen,
             str(issue) for issue in verdict["blocking_issues"])
     else:
         return Step(state)
-    return close(state, "failed", short(why, 300), seen.now)
+    return close(state, "failed", excerpt(why, 300), seen.now)
 
 
 def close(state: LoopState, result: str, note: str, now: datetime) -> Step:
@@ -256,11 +256,11 @@ def close(state: LoopState, result: str, note: str, now: datetime) -> Step:
         note if result not in ("passed", "success") else "")
     entry = IterationRecord(
         number=current.number, started_at=current.started_at, ended_at=now, result=result,
-        reply_excerpt=short(note, 300),
-        approach=short(str((current.worker or {}).get("summary", "")), 300),
-        evidence=short("; ".join(str(item) for item in verdict.get("evidence", [])), 300),
-        learning=short(learning, 300),
-        next_action=short("; ".join(str(a) for a in verdict.get("required_actions", [])), 300),
+        reply_excerpt=excerpt(note, 300),
+        approach=excerpt(str((current.worker or {}).get("summary", "")), 300),
+        evidence=excerpt("; ".join(str(item) for item in verdict.get("evidence", [])), 300),
+        learning=excerpt(learning, 300),
+        next_action=excerpt("; ".join(str(a) for a in verdict.get("required_actions", [])), 300),
         verification=current.verification, usage=usage,
         cost=round(cost(usage, state.prices), 6),
     )

@@ -140,8 +140,7 @@ def agent_usage(transcript: str | None, final: str = "",
     increment = read_increment(Path(transcript), None, sidechains=True)
     if increment is None:
         return []
-    return [ModelUsage(model, tokens.input, tokens.output, tokens.cache_creation,
-                       tokens.cache_read) for model, tokens in increment.by_model.items()]
+    return increment.model_usage()
 
 
 def mark(paths: StatePaths, session_id: str) -> None:

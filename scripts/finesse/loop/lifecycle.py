@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from finesse.engine import RESUMABLE, end_loop
+from finesse.engine import ABORTED_BY, RESUMABLE, end_loop
 from finesse.errors import UsageError
 from finesse.loop import notebook, report
 from finesse.loop.neighbours import refuse_beside
@@ -161,16 +161,13 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
         judge_banner(state))
 
 
-ABORTERS = frozenset({"/ralph-abort", "`ralph abort`"})
-
-
 def cancel_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> LoopState | None:
     """End this session's loop at once: cancelled, or aborted when `by` is an abort (never
     resumable); None when it has none."""
     state = store.load(session_id)
     if state is None:
         return None
-    outcome: Outcome = "aborted" if by in ABORTERS else "cancelled"
+    outcome: Outcome = "aborted" if by in ABORTED_BY else "cancelled"
     message = (f"Ralph loop {outcome} by {by} at iteration "
                f"{state.iteration}/{state.max_iterations}.")
     ended = replace(end_loop(state, outcome, message, now), ended_by=by)
@@ -216,7 +213,7 @@ def stop_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> Stop
     try:
         with waiting.locked(session_id):
             ended = cancel_loop(store, session_id, now, by=by)
-            if ended is None and by in ABORTERS:
+            if ended is None and by in ABORTED_BY:
                 return Stopped(given_up=abort_ended(store, session_id, now, by=by))
             return Stopped(ended=ended)
     except LockBusy:

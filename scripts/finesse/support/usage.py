@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from finesse.models import ModelUsage
 from finesse.support.files import open_regular
 
 # At most this much is read at one stop; an iteration that wrote more (huge tool output) is
 # read from its last WINDOW bytes, and the usage is marked partial.
 WINDOW = 32 * 1024 * 1024
-CHUNK = 1024 * 1024
 RECENT_IDS = 64
 
 
@@ -62,6 +62,11 @@ class Increment:
     by_model: dict[str, Tokens] = field(default_factory=dict)
     partial: bool = False  # more was written than read (see WINDOW)
     last_text: str | None = None  # the last text block of the assistant lines read
+
+    def model_usage(self) -> list[ModelUsage]:
+        """The tokens per model, as a loop's records hold them."""
+        return [ModelUsage(model, tokens.input, tokens.output, tokens.cache_creation,
+                           tokens.cache_read) for model, tokens in self.by_model.items()]
 
 
 def _count(value: object) -> int:
