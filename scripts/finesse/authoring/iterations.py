@@ -12,7 +12,7 @@ from typing import Literal
 
 TaskType = Literal["feature", "bugfix", "refactor", "testing", "performance", "research"]
 ScopeSize = Literal["small", "medium", "large"]
-MAX_ITERATIONS = 25
+MAX_ITERATIONS = 25  # attribute 9's cap, for a loop and for each sub-workflow
 
 TABLE: dict[TaskType, dict[ScopeSize, tuple[int, int]]] = {
     "feature": {"small": (5, 8), "medium": (8, 15), "large": (15, 25)},

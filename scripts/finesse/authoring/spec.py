@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from finesse.authoring.budget import PhaseType
+from finesse.authoring.iterations import MAX_ITERATIONS, TaskType
 from finesse.authoring.spec_fields import (
     DEFAULT_PROMISE,
     Command,
@@ -40,12 +41,10 @@ from finesse.errors import UsageError
 from finesse.support.files import FileProblem, read_text, shown_name
 from finesse.support.strict import StrictModel, problems
 
-TaskType = Literal["feature", "bugfix", "refactor", "testing", "performance", "research"]
 Granularity = Literal["per-phase", "per-change", "custom"]
 
 MAX_SPEC_BYTES = 1024 * 1024
 MAX_PHASES = 25
-MAX_ITERATIONS = 25
 class Project(StrictModel):
     name: Name  # the cold start's "You are iterating on <name>."
     task_type: TaskType
@@ -172,10 +171,6 @@ class Spec(StrictModel):
         """N of the BLOCKED-after-N rule."""
         return self.blocked_after or self.iteration_limit
 
-    @property
-    def criteria(self) -> list[Criterion]:
-        """Every phase's criteria, in phase order, each once."""
-        return list(dict.fromkeys(c for phase in self.phases for c in phase.criteria))
 
 
 def parse_spec(data: Any) -> Spec:

@@ -11,7 +11,8 @@ from finesse.models import CommandResult
 _BACKTICKS = re.compile(r"`+")
 
 
-def _code_span(text: str) -> str:
+def code_span(text: str) -> str:
+    """`text` as one inline code span, whatever backticks it holds."""
     flat = " ".join(text.splitlines())
     ticks = "`" * (max((len(run) for run in _BACKTICKS.findall(flat)), default=0) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
@@ -56,7 +57,7 @@ def failure_excerpt(results: Sequence[CommandResult], max_chars: int = 3000) -> 
     share = max_chars // len(failed)
     parts: list[str] = []
     for result in failed:
-        heading = f"{_code_span(result.command)}: {_what_happened(result)}."
+        heading = f"{code_span(result.command)}: {_what_happened(result)}."
         output = result.output_tail.rstrip()
         if not output:
             parts.append(f"{heading} It printed nothing.")

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from finesse.authoring.iterations import MAX_ITERATIONS
 from finesse.authoring.workflows.model import (
     EXECUTE,
-    MAX_ITERATIONS,
     DependencyReason,
     ExecutionGraph,
     GraphError,
@@ -47,7 +47,7 @@ from finesse.authoring.workflows.model import (
     Wave,
     wave_heading,
 )
-from finesse.support.markdown import Fences, heading
+from finesse.support.markdown import Fences, heading, split_lines
 from finesse.support.strict import problems as validation_problems
 
 COLUMNS = ("Name", "Type", "Est. Iterations", "Scope", "Dependencies")
@@ -112,7 +112,7 @@ def _sections(lines: list[tuple[int, str]], deepest: int) -> list[_Section]:
 
 def parse_execution_graph(text: str) -> ParsedGraph:
     """The graph in an execution-graph.md; GraphError when it cannot be read as one."""
-    sections = _sections(list(enumerate(text.splitlines(), 1)), deepest=2)
+    sections = _sections(list(enumerate(split_lines(text), 1)), deepest=2)
     named = {s.title.lower(): s for s in sections if s.level == 2}
     overview = _required_section(named, "Overview", "the original task and the counts")
     fields = {m.group(1).strip().lower(): (n, m.group(2).strip()) for n, line in overview.body

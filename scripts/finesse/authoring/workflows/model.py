@@ -16,14 +16,13 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from finesse.authoring.iterations import MAX_ITERATIONS, TaskType
 from finesse.authoring.plan_files import NESTED_PROMISE, NESTED_PROMPT
 from finesse.errors import FinesseError
 from finesse.support.strict import StrictModel
 
-TaskType = Literal["feature", "bugfix", "refactor", "testing", "performance", "research"]
 DependencyKind = Literal["file-based", "logical"]
 GRAPH_FILE = "execution-graph.md"
-MAX_ITERATIONS = 25  # attribute 9's cap: each sub-workflow is a loop of its own
 EXECUTE = "/finesse:finesse-execute"
 KEBAB = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 
