@@ -70,17 +70,23 @@ class LoopStore:
         there (it could not be removed, say in a read-only folder): None."""
         path = self.paths.loop_file(session_id)
         state = self._load_file(path, session_id)
-        if state is not None and self._archived_since(state):
+        if state is not None and self._archived_since(state, path):
             with contextlib.suppress(OSError):
                 path.unlink()
             return None
         return state
 
-    def _archived_since(self, state: LoopState) -> bool:
-        """Whether the history holds this loop as ended, and not resumed since."""
+    def _archived_since(self, state: LoopState, active: Path) -> bool:
+        """Whether the history holds this loop as ended, and not resumed since. Every write
+        of the active file is under the session's lock, as the archive is: an active file
+        written after the archived copy is a resume's, and the copy is not even read (a
+        resumed loop would otherwise parse its old record at every stop)."""
         archived_path = self.paths.history / f"{state.loop_id}.json"
-        if not archived_path.exists():
-            return False
+        try:
+            if os.stat(archived_path).st_mtime_ns < os.stat(active).st_mtime_ns:
+                return False
+        except OSError:
+            return False  # no archived copy (or no active file to compare with)
         try:
             archived = LoopState.from_json(
                 read_bytes(archived_path, subject=str(archived_path), limit=MAX_STATE_BYTES))
@@ -210,7 +216,7 @@ class LoopStore:
             except CorruptStateError as err:
                 self.log(str(err))  # moved aside, and nobody else would say so
                 continue
-            if state is not None and not self._archived_since(state):  # see `load`
+            if state is not None and not self._archived_since(state, path):  # see `load`
                 loops.append(state)
         return sorted(loops, key=lambda loop: loop.started_at)
 

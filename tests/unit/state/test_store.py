@@ -11,6 +11,7 @@ import pytest
 
 from finesse.errors import StateError
 from finesse.models import IterationRecord, replace
+from finesse.state import store as store_module
 from finesse.state.store import CorruptStateError, LoopStore
 from tests.helpers.states import (
     OTHER_SESSION,
@@ -284,3 +285,27 @@ def test_the_loop_done_channel_is_read_once_and_only_from_a_regular_file(
     assert not store.consume_loop_done(SESSION) and not path.exists()  # read and removed
     os.mkfifo(path)
     assert not store.consume_loop_done(SESSION) and path.exists()  # no signal, left alone
+
+
+def test_a_resumed_loop_is_loaded_without_reading_its_old_record(
+        git_repo: Path, store: LoopStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The archived copy of a loop ended and then resumed: older than the active file, which
+    # every stop rewrites; load reads the active file alone.
+    state = make_state(git_repo)
+    store.save(state)
+    archived = store.archive(replace(state, outcome="limit", ended_at=T1))
+    store.save(state)  # the resume, written after the archive
+    os.utime(archived, ns=(1, 1))
+    read: list[str] = []
+    real = store_module.read_bytes
+
+    def counting(path: Path, **options: object) -> bytes:
+        read.append(Path(path).name)
+        return real(path, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module, "read_bytes", counting)
+    assert store.load(SESSION) == state
+    assert read == [f"{SESSION}.json"]
+    # Archived after the active file was last written: ended, read and honoured.
+    os.utime(archived, ns=(2 * 10**18, 2 * 10**18))
+    assert store.load(SESSION) is None
