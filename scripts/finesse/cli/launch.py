@@ -8,8 +8,15 @@ import os
 import sys
 
 
+def fast_statusline(argv: list[str]) -> bool:
+    """`ralph statusline` as Claude Code runs it (alone, or with `--chain CMD`), which the
+    standard library answers; any other option (--install, --help...) goes to the CLI."""
+    return argv[1:2] == ["statusline"] and (
+        len(argv) == 2 or (len(argv) == 4 and argv[2] == "--chain"))
+
+
 def run_cli(name: str) -> int:
-    if name == "ralph" and sys.argv[1:2] == ["statusline"] and "--install" not in sys.argv:
+    if name == "ralph" and fast_statusline(sys.argv):
         # Claude Code runs the status line after every change: no click, no virtualenv.
         from finesse.hooks.statusline import main as statusline
 
