@@ -127,8 +127,6 @@ def judge_report(state: LoopState) -> str:
              "Verifiers: " + ", ".join(f"`{command}`" for command in state.verify)]
     if judge.protect:
         lines.append("Protected paths: " + ", ".join(f"`{path}`" for path in judge.protect))
-    if state.outcome != "success" and state.blocker.startswith("Final status"):
-        lines += ["", state.blocker]
     if judge.claims:
         lines.append(f"\nThe orchestrator claimed completion {judge.claims} time(s) on its "
                      "own word; only the judge's verdict counts.")

@@ -8,6 +8,7 @@ import json
 from finesse.judging import steps
 from finesse.judging.decide import decide_stop
 from finesse.judging.report import final_status, judge_banner, judge_report, status_lines
+from finesse.loop.report import EndFacts, render_report
 from tests.helpers.judging import FAIL, PASS, WORKER, at, attempt, judge_loop, red, view
 from tests.helpers.states import make_state
 
@@ -54,5 +55,10 @@ def test_a_limit_puts_the_final_status_in_the_banner_and_the_report() -> None:
     state = attempt(judge_loop(max_iterations=1), "w1", "j1", FAIL, [red()])
     ended = decide_stop(state, view(5)).state
     assert judge_banner(ended) == "\nAttempts: 1 (1 distinct worker(s))\n" + ended.blocker
-    assert "\n" + ended.blocker + "\n" in judge_report(ended)
+    # The report's Blocker section holds it, once (judge_report used to repeat it).
+    facts = EndFacts(files=[], lines=None, is_repository=False, state_file="s.json",
+                     scope="/project")
+    report = render_report(ended, facts) + judge_report(ended)
+    assert report.count(ended.blocker) == 1
+    assert "\n## Blocker\n\n" + ended.blocker + "\n" in report
     assert ended.blocker.startswith("Final status (judge mode, 1 attempt(s)):")
