@@ -5,7 +5,9 @@ with it ours chains to it."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import stat
 from pathlib import Path
 
 import pytest
@@ -85,3 +87,29 @@ def test_a_broken_settings_file_is_never_overwritten(
     assert err.startswith(f"ralph statusline: {path} {problem}: fix it by hand first")
     assert err.count("\n") == 1
     assert path.read_text() == text
+
+
+def test_a_fifo_or_non_utf8_settings_file_is_refused_and_left_alone(
+        capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    path = root / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(b'{"model": "\xff"}')
+    code, out, err = run(capsys, "statusline", "--install", "--project", str(root))
+    assert (code, out, err.count("\n")) == (2, "", 1)
+    assert path.read_bytes() == b'{"model": "\xff"}'
+    path.unlink()
+    os.mkfifo(path)  # never opened for reading in a way that blocks
+    code, out, err = run(capsys, "statusline", "--install", "--project", str(root))
+    assert (code, out) == (2, "")
+    assert err == (f"ralph statusline: {path}: not a regular file (a FIFO, device or socket); "
+                   "give a plain file\n")
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def test_install_in_a_monorepo_project_writes_the_projects_settings(
+        capsys: pytest.CaptureFixture[str], monorepo: Path) -> None:
+    path = monorepo / ".claude" / "settings.json"
+    code, _, err = run(capsys, "statusline", "--install", "--project", str(monorepo))
+    assert (code, err) == (0, "")
+    assert settings(path) == {"statusLine": {"type": "command", "command": OURS}}
+    assert not (monorepo.parent / ".claude" / "settings.json").exists()
