@@ -5,6 +5,7 @@ agent resumed or doubled, a tree that changes under the judge)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, judge_of
@@ -194,3 +195,29 @@ def test_without_a_judge_loop_the_hooks_say_nothing(judge_session: JudgeSession)
     judge_session.start('"plain loop" --max-iterations 2')
     assert judge_session.subagent_start("w1", WORKER_TYPE) is None
     assert judge_session.tool("Write", {"file_path": "x"}) is None
+
+
+def test_a_judge_loop_in_a_monorepo_project_with_a_name_that_is_not_utf8(
+        judge_session: JudgeSession, monorepo: Path) -> None:
+    # The project is pkg/ of a larger repository: an edit in other/ while the judge works is
+    # outside the project and voids nothing; a worker's file with a Latin-1 name is fine.
+    session = JudgeSession(monorepo)
+    session.start(START)
+
+    def work() -> None:
+        create_done(monorepo)
+        (monorepo / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"menu\n")
+
+    session.worker("w1", DONE, work)
+    session.stop("Worker back.")
+    session.subagent_start("j1", JUDGE_TYPE)
+    write(monorepo.parent, "other/lib.py", "LIB = 2\n")  # the user, elsewhere in the repo
+    session.subagent_stop("j1", JUDGE_TYPE, json.dumps(PASS))
+    ended = session.stop("<promise>RALPH_LOOP_STOP</promise>")
+    assert ended is not None
+    assert ended["systemMessage"].startswith(
+        "Ralph loop done (judge mode): the judge passed attempt 1/100 (score 95), verified: "
+        "`grep -q ok done.txt` exit 0.")
+    loop = only_archived(monorepo)
+    assert (loop.outcome, loop.verified) == ("success", True)
+    assert (monorepo.parent / "other" / "lib.py").read_text() == "LIB = 2\n"
