@@ -280,6 +280,15 @@ def test_a_fifo_at_tasks_todo_is_never_opened(tmp_path: Path) -> None:
     assert start_request("Do the work", tmp_path).notebook is None
 
 
+def test_a_todo_that_is_not_utf8_is_never_the_notebook_and_stays_as_it_is(
+        tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    latin1 = NOTEBOOK_PLAN.replace("Ship it.", "Caf\xe9 menu.").encode("latin-1")
+    (tmp_path / "tasks" / "todo.md").write_bytes(latin1)
+    assert start_request("Do the work", tmp_path).notebook is None
+    assert (tmp_path / "tasks" / "todo.md").read_bytes() == latin1
+
+
 def test_plan_and_no_plan_together_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as refused:
         start_request("--plan tasks/todo.md --no-plan", tmp_path)
