@@ -15,7 +15,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scripts" / "finesse"
 
 # Bottom up: a module may import from its own room and the rooms before it.
 ROOMS = (
-    ("records", ("finesse", "finesse.errors", "finesse.schema", "finesse.models",
+    ("records", ("finesse", "finesse.errors", "finesse.record", "finesse.results",
+                 "finesse.schema", "finesse.models",
                  "finesse.judging.records")),
     ("support", ("finesse.support",)),
     ("state", ("finesse.state",)),

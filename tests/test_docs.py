@@ -88,8 +88,9 @@ def test_versions_agree() -> None:
 def test_the_spend_sample_is_what_a_report_renders() -> None:
     from finesse.hooks.statusline import describe
     from finesse.loop.report import spend_section
-    from finesse.models import IterationRecord, ModelUsage
-    from finesse.models import replace as changed
+    from finesse.models import IterationRecord
+    from finesse.record import replace as changed
+    from finesse.results import ModelUsage
     from tests.helpers.states import T0, command_result, make_state
 
     def made(number: int, result: str, tokens: int, reads: int, cost: float) -> IterationRecord:

@@ -64,8 +64,9 @@ def worst_case_in_process(worst: dict[float, Transcript], repeats: int = 21,
     bytes' tool calls and usage), and without (whether there was a tool call, from the
     end)."""
     _finesse_on_path()
+    from finesse.results import Cursor
     from finesse.support.transcript import tool_calls_since_turn_start
-    from finesse.support.usage import Cursor, read_increment
+    from finesse.support.usage import read_increment
 
     timings: dict[str, dict[str, float]] = {}
     for mb, t in worst.items():

@@ -4,8 +4,10 @@ state its schema accepts.
 Two layouts exist: `hooks/launch.py stop` (one launcher for every event) and, before it,
 `hooks/stop.py`. The loop state is strict (unknown fields refused), so each checkout gets a
 state file holding only the fields of its own `LoopState`, read from its
-`scripts/finesse/models.py` without importing it. A checkout whose `LoopState` has no
-transcript cursor cannot be measured on the paths that need one: its scenarios say so.
+`scripts/finesse/models.py` without importing it, in its format: version 1 kept the
+transcript cursor in three flat fields, version 2 in one `cursor` record. A checkout whose
+`LoopState` has no transcript cursor cannot be measured on the paths that need one: its
+scenarios say so.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class PluginRoot:
     @property
     def has_cursor(self) -> bool:
         """Whether a loop can hold a usage cursor (where the last stop read to)."""
-        return self.state_fields >= CURSOR_FIELDS
+        return "cursor" in self.state_fields or self.state_fields >= CURSOR_FIELDS
 
     @property
     def records_usage(self) -> bool:
@@ -45,7 +47,16 @@ class PluginRoot:
         return [python, "-S", *self.entry]
 
     def state(self, fields: dict[str, Any]) -> bytes:
-        """A loop state file this checkout's schema accepts: fields it lacks are left out."""
+        """A loop state file this checkout's schema accepts, from the fields of a version 1
+        file: in version 2 with a `cursor` record when the checkout has one; fields it lacks
+        are left out."""
+        fields = dict(fields)
+        if "cursor" in self.state_fields:
+            fields["version"] = 2
+            if "transcript_offset" in fields:
+                fields["cursor"] = {"offset": fields.pop("transcript_offset"),
+                                    "identity": fields.pop("transcript_identity", ""),
+                                    "recent_ids": fields.pop("recent_message_ids", [])}
         return json.dumps({key: value for key, value in fields.items()
                            if key in self.state_fields}, indent=2).encode()
 

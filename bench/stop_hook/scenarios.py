@@ -128,10 +128,11 @@ def expect(state_file: Path, wanted: Expect) -> Callable[[], str | None]:
                         f"written {wanted.transcript.tokens}")
             if calls != wanted.transcript.tool_calls:
                 return f"tool calls recorded {calls}, written {wanted.transcript.tool_calls}"
+        offset = (saved.get("cursor") or {}).get("offset", saved.get("transcript_offset"))
         if (wanted.cursor_at_end and wanted.transcript is not None
-                and saved.get("transcript_offset") != wanted.transcript.size):
-            return (f"the cursor is at {saved.get('transcript_offset')}, the transcript ends "
-                    f"at {wanted.transcript.size}")
+                and offset != wanted.transcript.size):
+            return (f"the cursor is at {offset}, the transcript ends at "
+                    f"{wanted.transcript.size}")
         return None
 
     return verify

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from finesse.models import CommandResult, GateStep, LoopState, Outcome, Quota, replace
+from finesse.models import Gate, LoopState, Outcome
 from finesse.prompts import reverted_note
+from finesse.record import replace
 from finesse.recording import (
     RESUMABLE,
     Decision,
@@ -41,6 +42,7 @@ from finesse.recording import (
     proceed,
     record,
 )
+from finesse.results import CommandResult, GateStep, Quota
 from finesse.signals import digest
 from finesse.spend import over_budget
 from finesse.support.evidence import failure_excerpt
@@ -109,9 +111,10 @@ def decide(state: LoopState, observation: Observation) -> Decision:
                  or observation.tree_fingerprint == state.tree_fingerprint))
     recorded = replace(record(state, observation, "continue"),
                        idle_iterations=state.idle_iterations + 1 if idle else 0)
-    if step is not None:
-        still = recorded.empty_iterations >= state.quiesce_after
-        why = f"{recorded.empty_iterations} green iterations in a row with nothing to commit"
+    if recorded.gate is not None and step is not None:
+        empty = recorded.gate.empty_iterations
+        still = empty >= state.quiesce_after
+        why = f"{empty} green iterations in a row with nothing to commit"
     else:
         still = recorded.idle_iterations >= state.quiesce_after
         why = (f"{recorded.idle_iterations} iterations in a row with no tool call and no "
@@ -142,7 +145,8 @@ def _success(state: LoopState, observation: Observation, done: str) -> Decision:
                            for r in observation.verification or [])
         tail, verified = f" and verified: {checks}.", True
     elif gate_green:
-        tail, verified = f" with the gate green ({len(state.gate)} command(s)).", True
+        commands = state.gate.commands if state.gate is not None else []
+        tail, verified = f" with the gate green ({len(commands)} command(s)).", True
     else:
         tail, verified = (" (unverified: no verification command, so it rests on the "
                           "agent's word)."), False
@@ -175,16 +179,16 @@ def _limits(state: LoopState, now: datetime, done: str,
 
 def quota_reached(state: LoopState, quota: Quota | None) -> str:
     """Why the plan's usage window is too full to go on, or ""."""
-    if state.stop_at_quota is None or quota is None:
+    if state.budgets.stop_at_quota is None or quota is None:
         return ""
     windows = [("five-hour", quota.five_hour, quota.five_hour_resets_at),
                ("weekly", quota.seven_day, quota.seven_day_resets_at)]
     for name, used, resets in windows:
-        if used is not None and used >= state.stop_at_quota:
+        if used is not None and used >= state.budgets.stop_at_quota:
             when = (f"it resets at {resets:%Y-%m-%d %H:%M} UTC" if resets is not None
                     else "its reset time is unknown")
             return (f"the {name} usage window is at {used:g}% (--stop-at-quota "
-                    f"{state.stop_at_quota}); {when}. Resume after that with "
+                    f"{state.budgets.stop_at_quota}); {when}. Resume after that with "
                     f"{controls(state)[0]}.")
     return ""
 
@@ -245,24 +249,24 @@ def _rejected_claim(state: LoopState, observation: Observation, done: str) -> De
     return proceed(recorded, now, feedback, notes)
 
 
-def _gate_counters(state: LoopState, step: GateStep) -> LoopState:
+def _gate_counters(gate: Gate, step: GateStep) -> Gate:
     """Gate mode's counters after this iteration. A green iteration resets the red streak;
     a commit resets the empty count, a green one with nothing to commit raises it; a red
     one asks for a repair; a reverted repair raises the red streak. Red iterations break a
     run of empty ones (the count is of consecutive green iterations with nothing to commit).
     A completion claim in a red iteration does not end the loop: the repair comes first."""
     if step.action == "committed":
-        return replace(state, red_streak=0, empty_iterations=0, repairing=False,
+        return replace(gate, red_streak=0, empty_iterations=0, repairing=False,
                        iteration_base=step.commit)
     if step.action == "empty":
-        return replace(state, red_streak=0, empty_iterations=state.empty_iterations + 1,
+        return replace(gate, red_streak=0, empty_iterations=gate.empty_iterations + 1,
                        repairing=False)
     if step.action == "repair":
-        return replace(state, repairing=True, empty_iterations=0)
+        return replace(gate, repairing=True, empty_iterations=0)
     if step.action == "reverted":
-        return replace(state, red_streak=state.red_streak + 1, repairing=False,
-                       empty_iterations=0, iteration_base=step.commit or state.iteration_base)
-    return state
+        return replace(gate, red_streak=gate.red_streak + 1, repairing=False,
+                       empty_iterations=0, iteration_base=step.commit or gate.iteration_base)
+    return gate
 
 
 def _gated(state: LoopState, observation: Observation, step: GateStep,
@@ -278,8 +282,10 @@ def _gated(state: LoopState, observation: Observation, step: GateStep,
                    f"Ralph loop failed at iteration {done}: the gate is red on the reverted "
                    "baseline too, so the gate or its environment is broken (an "
                    "infrastructure failure, not counted as an iteration's result).")
-    counted = _gate_counters(state, step)
-    if counted.red_streak >= RED_STREAK_LIMIT:
+    if state.gate is None:
+        raise ValueError("a gate step for a loop without a gate")
+    counted = replace(state, gate=_gate_counters(state.gate, step))
+    if counted.gate is not None and counted.gate.red_streak >= RED_STREAK_LIMIT:
         return end(record(counted, observation, "failure"), now, "failure",
                    "Ralph loop failed: a systemic red streak reverted three consecutive "
                    f"iterations (at iteration {done}).")

@@ -1,27 +1,32 @@
 """The loop's records: hook inputs (lenient, Claude Code adds fields) and our own state
-(strict: unknown fields refused). Standard-library dataclasses, checked by finesse.schema,
-because these are read on every stop of a looping session (see schema.py for why)."""
+(strict: unknown fields refused). `finesse.record` records checked by `finesse.schema`,
+because these are read on every stop of a looping session.
+
+`LoopState` is one loop bound to the session that started it, composed of its parts: the
+task and its counters at the top, then each concern in its own record (`Budgets`, the
+transcript's `Cursor`, gate mode's `Gate`, judge mode's `JudgeState`, a headless run's
+`HeadlessRun`). The state file's format has a version; a file of an older version is
+migrated when it is read (`migrate`), so a loop started before an upgrade goes on.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Literal, TypeVar
+import json
 
 from finesse import schema
+from finesse.judging.records import JudgeState
+from finesse.record import Record, field
+from finesse.results import CommandResult, Cursor, ModelUsage, Price
 
-Outcome = Literal[
-    "success", "limit", "cancelled", "aborted", "blocked", "failure", "quiesced", "timeout",
-    "budget", "quota", "error",
-]
-STATE_VERSION = 1
-Record = TypeVar("Record")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any, Literal, TypeAlias
 
-
-def replace(record: Record, **changes: Any) -> Record:
-    """A copy of a frozen record with some fields changed (and checked again)."""
-    return dataclasses.replace(record, **changes)  # type: ignore[type-var]
+Outcome: TypeAlias = (
+    "Literal['success', 'limit', 'cancelled', 'aborted', 'blocked', 'failure', 'quiesced', "
+    "'timeout', 'budget', 'quota', 'error']")
+STATE_VERSION = 2
 
 
 def _at_least_one(record: object, *names: str) -> None:
@@ -46,46 +51,9 @@ def _within(record: object, ceiling: int, *names: str) -> None:
             raise ValueError(name, f"expected an integer from 0 to {ceiling}")
 
 
-@dataclass(frozen=True)
-class CommandResult:
-    """One verification command's outcome.
+class HookInput(Record):
+    """What every hook event's input carries (Claude Code adds more: ignored)."""
 
-    `exit_code` is None when the command timed out or could not start; a negative code means
-    the shell itself was killed by that signal. `output_tail` is the end of stdout and stderr
-    together, decoded as UTF-8 with replacement; `output_bytes` counts all of it.
-    """
-
-    command: str
-    exit_code: int | None
-    timed_out: bool
-    duration_seconds: float
-    output_tail: str
-    output_bytes: int
-    fingerprint: str
-
-    @property
-    def passed(self) -> bool:
-        return self.exit_code == 0
-
-
-@dataclass(frozen=True)
-class GateStep:
-    results: list[CommandResult]
-    action: str  # committed | empty | repair | reverted | error
-    commit: str | None = None
-    restored: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    untouched: list[str] = field(default_factory=list)  # submodules a revert left as they are
-    baseline: list[CommandResult] | None = None  # the gate on the reverted baseline
-    error: str = ""
-
-    @property
-    def green(self) -> bool:
-        return all(result.passed for result in self.results)
-
-
-@dataclass(frozen=True)
-class HookInput:
     session_id: str
     transcript_path: str | None = None
     cwd: str | None = None
@@ -93,57 +61,23 @@ class HookInput:
     hook_event_name: str | None = None
 
 
-@dataclass(frozen=True)
 class StopInput(HookInput):
+    """A Stop's input. `agent_id` is set only inside a subagent; `background_tasks` lists
+    what still runs (judge mode's agents among them), whatever shape Claude Code gives it."""
+
     stop_hook_active: bool = False
     last_assistant_message: str | None = None
+    agent_id: Any = None
+    background_tasks: Any = None
 
 
-@dataclass(frozen=True)
 class PromptInput(HookInput):
+    """A UserPromptSubmit's input: the raw typed prompt."""
+
     prompt: str = ""
 
 
-@dataclass(frozen=True)
-class ModelUsage:
-    """Tokens one model used in an iteration, as the API reported them."""
-
-    model: str
-    input: int = 0
-    output: int = 0
-    cache_creation: int = 0
-    cache_read: int = 0
-
-    @property
-    def billed(self) -> int:
-        """Input, cache creation and output: what --max-tokens counts (cache reads apart)."""
-        return self.input + self.cache_creation + self.output
-
-
-@dataclass(frozen=True)
-class Price:
-    """Dollars per million tokens for a model family (a model id prefix)."""
-
-    family: str
-    input: float
-    output: float
-    cache_write: float
-    cache_read: float
-
-
-@dataclass(frozen=True)
-class Quota:
-    """The plan's usage windows as Claude Code's status line last reported them."""
-
-    at: datetime
-    five_hour: float | None = None  # used percentage
-    five_hour_resets_at: datetime | None = None
-    seven_day: float | None = None
-    seven_day_resets_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class IterationRecord:
+class IterationRecord(Record):
     """One iteration as it ended: what the agent said it did, and what was checked."""
 
     number: int
@@ -174,15 +108,15 @@ class IterationRecord:
         _at_least_one(self, "number")
 
 
-@dataclass(frozen=True)
-class ResumeRecord:
+class ResumeRecord(Record):
+    """A resume of an ended loop: when, after which outcome, by whom."""
+
     at: datetime
     after: str  # the outcome the loop had ended with
     by: str
 
 
-@dataclass(frozen=True)
-class HeadlessRun:
+class HeadlessRun(Record):
     """How `ralph run` drives a loop: each iteration a fresh `claude -p` process (seed 003's
     standing-prompt loop) instead of one more turn of a Claude Code session. Kept in the
     state so that `ralph resume` goes on the same way."""
@@ -197,8 +131,38 @@ class HeadlessRun:
         _within(self, 7 * 24 * 3600, "iteration_timeout")
 
 
-@dataclass(frozen=True)
-class LoopState:
+class Budgets(Record):
+    """--max-tokens, --max-cost (US dollars, estimated) and --stop-at-quota (a percentage of
+    the plan's five-hour or weekly window); None where the loop has no such budget."""
+
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    stop_at_quota: int | None = None
+
+    def __post_init__(self) -> None:
+        _within(self, MAX_TOKENS_EVER, "max_tokens")
+        _within(self, 100, "stop_at_quota")
+        if self.max_cost is not None and not 0 <= self.max_cost <= MAX_COST_EVER:  # NaN too
+            raise ValueError("max_cost", f"expected an amount from 0 to {MAX_COST_EVER:.0f}")
+
+
+class Gate(Record):
+    """Gate mode's part of a loop: commit on green, one repair on red, revert when still red
+    (seed 003). `iteration_base` is the commit the next revert goes back to."""
+
+    commands: list[str]
+    branch: str | None = None  # the branch the loop commits on (refs/heads/...)
+    iteration_base: str | None = None
+    snapshot_commit: str | None = None  # --allow-dirty's snapshot of the tree at the start
+    repairing: bool = False
+    red_streak: int = 0
+    empty_iterations: int = 0
+
+    def __post_init__(self) -> None:
+        _within(self, MAX_COUNTER, "red_streak", "empty_iterations")
+
+
+class LoopState(Record):
     """One loop, bound to the session that started it. Active while `outcome` is None."""
 
     loop_id: str
@@ -210,7 +174,7 @@ class LoopState:
     started_at: datetime
     updated_at: datetime
     iteration_started_at: datetime
-    version: Literal[1] = 1
+    version: Literal[2] = 2
     iteration: int = 1
     verify: list[str] = field(default_factory=list)
     prompt_file: str | None = None
@@ -243,30 +207,15 @@ class LoopState:
     report_path: str = ""
     forced_past: list[str] = field(default_factory=list)  # checks /finesse-execute --force skipped
     dirty_at_start: list[str] = field(default_factory=list)  # files already changed, with stats
-    # Gate mode: commit on green, one repair on red, revert when still red.
-    gate: list[str] = field(default_factory=list)
     effort: str | None = None
-    snapshot_commit: str | None = None
-    iteration_base: str | None = None
-    gate_branch: str | None = None  # the branch a gate loop commits on (refs/heads/...)
-    # Spend: budgets, and the prices the estimate uses (the package's table, or the
+    # Spend: the budgets, and the prices the estimate uses (the package's table, or the
     # project's from .finesse/config.json, fixed when the loop starts).
-    max_tokens: int | None = None
-    max_cost: float | None = None
-    stop_at_quota: int | None = None
+    budgets: Budgets = field(default_factory=Budgets)
     prices: list[Price] = field(default_factory=list)
-    # Where the transcript was read to at the last stop (support/usage.Cursor).
-    transcript_offset: int | None = None
-    transcript_identity: str = ""
-    recent_message_ids: list[str] = field(default_factory=list)
-    repairing: bool = False
-    red_streak: int = 0
-    empty_iterations: int = 0
-    # Judge mode: finesse.judging.records.JudgeState as JSON, checked by that module (a
-    # field of that type here would make an import circle).
-    judge: dict[str, Any] | None = None
-    # Run headless by `ralph run`, not by a Claude Code session's Stop hook.
-    headless: HeadlessRun | None = None
+    cursor: Cursor | None = None  # where the transcript was read to at the last stop
+    gate: Gate | None = None  # gate mode
+    judge: JudgeState | None = None  # judge mode
+    headless: HeadlessRun | None = None  # run by `ralph run`, not by a session's Stop hook
 
     def __post_init__(self) -> None:
         _at_least_one(self, "max_iterations", "iteration", "quiesce_after")
@@ -274,17 +223,58 @@ class LoopState:
         _within(self, self.max_iterations + 1, "iteration")
         _within(self, 7, "quiesce_after")
         _within(self, 7 * 24 * 60, "timeout_minutes")
-        _within(self, MAX_COUNTER, "idle_iterations", "failure_streak", "replans",
-                "red_streak", "empty_iterations")
-        _within(self, MAX_TOKENS_EVER, "max_tokens")
-        _within(self, 100, "stop_at_quota")
-        _within(self, MAX_OFFSET, "transcript_offset")
-        if self.max_cost is not None and not 0 <= self.max_cost <= MAX_COST_EVER:  # NaN too
-            raise ValueError("max_cost", f"expected an amount from 0 to {MAX_COST_EVER:.0f}")
+        _within(self, MAX_COUNTER, "idle_iterations", "failure_streak", "replans")
+        if self.cursor is not None and not 0 <= self.cursor.offset <= MAX_OFFSET:
+            raise ValueError("cursor.offset", f"expected an integer from 0 to {MAX_OFFSET}")
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> LoopState:
-        return schema.from_json(cls, raw)
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise schema.SchemaError("", f"not valid JSON ({err})") from None
+        except RecursionError:
+            raise schema.SchemaError("", "nested too deeply to be a loop state") from None
+        return schema.from_dict(cls, migrate(data))
 
     def to_json(self) -> str:
         return schema.to_json(self)
+
+
+def judge_of(state: LoopState) -> JudgeState:
+    """Judge mode's part of a loop; a loop that is not in judge mode has none: ValueError."""
+    if state.judge is None:
+        raise ValueError("not a judge-mode loop")
+    return state.judge
+
+
+# Version 1 kept every part flat in the state itself (the fields on the left).
+_V1_CURSOR = ("transcript_offset", "transcript_identity", "recent_message_ids")
+_V1_BUDGETS = ("max_tokens", "max_cost", "stop_at_quota")
+_V1_GATE = {"gate": "commands", "gate_branch": "branch", "iteration_base": "iteration_base",
+            "snapshot_commit": "snapshot_commit", "repairing": "repairing",
+            "red_streak": "red_streak", "empty_iterations": "empty_iterations"}
+
+
+def migrate(data: Any) -> Any:
+    """A state file's JSON in today's format (`STATE_VERSION`). A version 1 file has its
+    parts flat: they are gathered into their records. Anything else is left for the schema
+    to judge (a later version, a file that is no state at all)."""
+    if not isinstance(data, dict) or data.get("version") != 1:
+        return data
+    flat = dict(data)
+    flat["version"] = 2
+    offset = flat.pop("transcript_offset", None)
+    identity = flat.pop("transcript_identity", "")
+    recent = flat.pop("recent_message_ids", [])
+    if offset is not None:
+        flat["cursor"] = {"offset": offset, "identity": identity, "recent_ids": recent}
+    budgets = {name: flat.pop(name) for name in _V1_BUDGETS if name in flat}
+    if budgets:
+        flat["budgets"] = budgets
+    gate = {new: flat.pop(old) for old, new in _V1_GATE.items() if old in flat}
+    if gate.get("commands"):
+        flat["gate"] = gate
+    else:
+        flat.pop("gate", None)
+    return flat

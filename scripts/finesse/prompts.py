@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from finesse.models import CommandResult, LoopState
+from finesse.models import LoopState
+from finesse.results import CommandResult
 from finesse.state.paths import StatePaths
 from finesse.support.evidence import failure_excerpt
 from finesse.support.files import shown_name
@@ -65,8 +66,8 @@ def protocol_notes(state: LoopState) -> str:
         shown = ", ".join(f"`{command}`" for command in state.verify)
         lines.append(f"When you claim completion, the plugin runs {shown} itself and rejects "
                      "the claim if any fails.")
-    if state.gate:
-        shown = ", ".join(f"`{command}`" for command in state.gate)
+    if state.gate is not None:
+        shown = ", ".join(f"`{command}`" for command in state.gate.commands)
         lines.append(f"Gate mode: after every iteration the plugin runs {shown}. Green commits "
                      "your changes; red gives you one repair; still red reverts them.")
         lines.append(f"When the whole task is done, write `done` to {loop_done_path(state)} "

@@ -3,25 +3,16 @@ an iteration is recorded into the loop's state. Pure: no I/O."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from finesse import signals
-from finesse.models import (
-    CommandResult,
-    GateStep,
-    IterationRecord,
-    LoopState,
-    ModelUsage,
-    Outcome,
-    Quota,
-    replace,
-)
+from finesse.models import IterationRecord, LoopState, Outcome
 from finesse.prompts import loop_prompt, repair_prompt
+from finesse.record import Record, field, replace
+from finesse.results import CommandResult, Cursor, GateStep, ModelUsage, Quota
 from finesse.signals import Reading, read_reply
 from finesse.spend import cost
-from finesse.support.usage import Cursor
 
 EXCERPT_CHARS = 300
 STORED_OUTPUT_CHARS = 1500
@@ -29,8 +20,7 @@ RESUMABLE: frozenset[str] = frozenset(
     {"limit", "quiesced", "timeout", "blocked", "budget", "quota"})
 
 
-@dataclass(frozen=True)
-class Observation:
+class Observation(Record):
     """What the Stop hook saw. `reply` is None when it could not be read; `reading` is the
     reply read once (`signals.read_reply`), made from `reply` when not given; `verification`
     is None when no command was run; `tool_calls` None when the transcript could not tell."""
@@ -56,8 +46,7 @@ class Observation:
         return read_reply(self.reply, promise) if self.reply is not None else Reading()
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(Record):
     action: Literal["continue", "end"]
     state: LoopState
     reason: str = ""  # what the model gets when the loop continues
@@ -120,9 +109,7 @@ def record(state: LoopState, observation: Observation, result: str) -> LoopState
     cursor = observation.cursor
     return replace(
         state,
-        transcript_offset=cursor.offset if cursor else state.transcript_offset,
-        transcript_identity=cursor.identity if cursor else state.transcript_identity,
-        recent_message_ids=list(cursor.recent_ids) if cursor else state.recent_message_ids,
+        cursor=cursor or state.cursor,
         iterations=[*state.iterations, entry],
         updated_at=observation.now,
         last_reply_excerpt=entry.reply_excerpt or state.last_reply_excerpt,

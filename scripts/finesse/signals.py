@@ -23,9 +23,9 @@ The terminal-line rule (seed 001: "exactly one result line, then the promise"):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Literal
 
+from finesse.record import Record, field
 from finesse.support.fingerprint import fingerprint
 from finesse.support.markdown import strip_code
 
@@ -52,8 +52,7 @@ def collapse_whitespace(text: str) -> str:
     return " ".join(text.split())
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(Record):
     """The reply read once: see the module docstring for the rule."""
 
     terminal: Terminal | None = None

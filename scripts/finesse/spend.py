@@ -10,10 +10,11 @@ in `.finesse/config.json` under `prices`. Subscription plans are not billed per 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from finesse.models import IterationRecord, LoopState, ModelUsage, Price
+from finesse.models import IterationRecord, LoopState
+from finesse.record import Record
+from finesse.results import ModelUsage, Price
 
 PRICES_DATED = "2026-12-01"
 # Family prefix -> (input, output, cache write, cache read) dollars per million tokens. The
@@ -53,8 +54,7 @@ def cost(usage: list[ModelUsage], prices: tuple[Price, ...] | list[Price]) -> fl
     return total
 
 
-@dataclass(frozen=True)
-class Totals:
+class Totals(Record):
     billed_tokens: int  # input + cache creation + output: what --max-tokens counts
     cache_read: int
     cost: float  # estimated dollars
@@ -72,8 +72,7 @@ def totals(state: LoopState, iterations: list[IterationRecord] | None = None) ->
     )
 
 
-@dataclass(frozen=True)
-class Receipt:
+class Receipt(Record):
     """What a loop spent, as its report and `ralph report --json` show it."""
 
     rows: list[tuple[IterationRecord, Totals]]  # each iteration with its own totals
@@ -113,12 +112,13 @@ def receipt(state: LoopState) -> Receipt:
 def over_budget(state: LoopState) -> str:
     """Why the loop's spend has reached a budget, or ""."""
     spent = totals(state)
-    if state.max_tokens is not None and spent.billed_tokens >= state.max_tokens:
+    if state.budgets.max_tokens is not None and spent.billed_tokens >= state.budgets.max_tokens:
         return (f"{spent.billed_tokens:,} tokens used (input, cache creation and output), the "
-                f"--max-tokens budget is {state.max_tokens:,}")
-    if state.max_cost is not None and spent.cost >= state.max_cost:
+                f"--max-tokens budget is {state.budgets.max_tokens:,}")
+    if state.budgets.max_cost is not None and spent.cost >= state.budgets.max_cost:
         return (f"an estimated ${spent.cost:,.2f} spent, the --max-cost budget is "
-                f"${state.max_cost:,.2f} (estimated from token prices dated {PRICES_DATED})")
+                f"${state.budgets.max_cost:,.2f} (estimated from token prices dated "
+                f"{PRICES_DATED})")
     return ""
 
 
@@ -127,10 +127,10 @@ def raised_budgets(state: LoopState) -> list[str]:
     spent is doubled (or set just above the spend, if that is more)."""
     spent = totals(state)
     raised = []
-    if state.max_tokens is not None and spent.billed_tokens >= state.max_tokens:
-        raised.append(f"--max-tokens {max(state.max_tokens * 2, spent.billed_tokens + 1)}")
-    if state.max_cost is not None and spent.cost >= state.max_cost:
-        amount = max(state.max_cost * 2, spent.cost + 0.01)
+    if state.budgets.max_tokens is not None and spent.billed_tokens >= state.budgets.max_tokens:
+        raised.append(f"--max-tokens {max(state.budgets.max_tokens * 2, spent.billed_tokens + 1)}")
+    if state.budgets.max_cost is not None and spent.cost >= state.budgets.max_cost:
+        amount = max(state.budgets.max_cost * 2, spent.cost + 0.01)
         raised.append(f"--max-cost {amount:.2f}".rstrip("0").rstrip("."))
     return raised
 

@@ -79,7 +79,7 @@ def test_failed_repair_is_reverted_and_new_files_are_gone(
     assert [r["gate_action"] for r in loop["iterations"]] == ["repair", "reverted"]
     assert loop["iterations"][1]["removed"] == ["broken.txt", "newdir/new.txt"]
     assert loop["iterations"][1]["restored"] == ["README.md"]
-    assert (loop["red_streak"], loop["outcome"]) == (1, "limit")
+    assert (loop["gate"]["red_streak"], loop["outcome"]) == (1, "limit")
 
 
 def test_three_reverted_iterations_end_the_loop_as_failure(
@@ -97,7 +97,7 @@ def test_three_reverted_iterations_end_the_loop_as_failure(
     assert run.returncode == 0, run.describe()
     assert model.call_count == 9, run.describe()
     loop = _ended(project)
-    assert (loop["outcome"], loop["red_streak"], loop["iteration"]) == ("failure", 3, 6)
+    assert (loop["outcome"], loop["gate"]["red_streak"], loop["iteration"]) == ("failure", 3, 6)
     assert loop["end_message"] == (
         "Ralph loop failed: a systemic red streak reverted three consecutive iterations "
         "(at iteration 6/8)."

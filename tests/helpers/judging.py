@@ -12,8 +12,10 @@ from typing import Any
 from finesse.hooks import pre_tool_use, prompt_submit, stop, subagent
 from finesse.judging import steps
 from finesse.judging.decide import StopView
-from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, JudgeState, judge_of, with_judge
-from finesse.models import CommandResult, LoopState
+from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, JudgeState
+from finesse.models import LoopState, judge_of
+from finesse.record import replace
+from finesse.results import CommandResult
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
 from tests.helpers.states import SESSION, T0, command_result, make_state
@@ -53,7 +55,7 @@ def judge_loop(root: Path | str = "/project", **overrides: Any) -> LoopState:
     judge = overrides.pop("judge_state", JudgeState(criteria=list(CRITERIA)))
     fields: dict[str, Any] = {"max_iterations": 100, "verify": [VERIFY]}
     fields.update(overrides)
-    return with_judge(make_state(Path(root), **fields), judge)
+    return replace(make_state(Path(root), **fields), judge=judge)
 
 
 def at(minutes: int, tree: str | None = "tree-0", changed: list[str] | None = None

@@ -10,7 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from finesse.models import CommandResult, LoopState, replace
+from finesse.models import Gate, LoopState
+from finesse.record import replace
+from finesse.results import CommandResult
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
 from finesse.support.verify import fingerprint
@@ -35,6 +37,27 @@ def make_state(root: Path, session_id: str = SESSION, **overrides: Any) -> LoopS
     }
     fields.update(overrides)
     return LoopState(**fields)
+
+
+GATE_FIELDS = frozenset({"branch", "iteration_base", "snapshot_commit", "repairing",
+                         "red_streak", "empty_iterations"})
+
+
+def changed(state: LoopState, **changes: Any) -> LoopState:
+    """`state` with some fields changed, those of its gate part (`GATE_FIELDS`) named as if
+    they were its own: the tests of gate mode's counters read better that way."""
+    gate_changes = {name: changes.pop(name) for name in list(changes) if name in GATE_FIELDS}
+    if gate_changes:
+        if state.gate is None:
+            raise ValueError(f"{sorted(gate_changes)}: not a gate-mode state")
+        changes["gate"] = replace(changes.get("gate") or state.gate, **gate_changes)
+    return replace(state, **changes)
+
+
+def gate_of(state: LoopState) -> Gate:
+    """A gate-mode loop's gate part (an AssertionError for any other loop)."""
+    assert state.gate is not None, "not a gate-mode loop"
+    return state.gate
 
 
 def command_result(command: str, exit_code: int | None = 0, output: str = "",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -15,20 +16,15 @@ from hypothesis import strategies as st
 from finesse.engine import RESUMABLE, Decision, Observation, decide, excerpt, needs_verification
 from finesse.loop.grammar import EFFORT_LEVELS, ResumeRequest
 from finesse.loop.resume import latest_resumable, resume_loop
-from finesse.models import (
-    CommandResult,
-    GateStep,
-    IterationRecord,
-    LoopState,
-    ResumeRecord,
-    replace,
-)
+from finesse.models import Gate, IterationRecord, LoopState, ResumeRecord
 from finesse.prompts import iteration_header, loop_prompt
+from finesse.record import replace
+from finesse.results import CommandResult, GateStep
 from finesse.schema import from_dict, to_dict
 from finesse.signals import digest
 from finesse.support import git as gitstate
 from tests.helpers.repo import git
-from tests.helpers.states import SESSION, T0, T1, command_result, make_state, store_for
+from tests.helpers.states import SESSION, T0, T1, changed, command_result, make_state, store_for
 from tests.helpers.texts import NOTES, REVERTED_NOTE
 
 ROOT = Path("/project")
@@ -857,10 +853,10 @@ RED_STREAK_END = ("Ralph loop failed: a systemic red streak reverted three conse
 LOOP_DONE_END = "Ralph loop done: {how} at iteration {done} with the gate green (1 command(s))."
 
 
-def gated(**overrides: object) -> LoopState:
-    fields: dict[str, object] = {"gate": [GATE], "iteration_base": BASE}
-    fields.update(overrides)
-    return make_state(ROOT, **fields)
+def gated(**overrides: Any) -> LoopState:
+    """A gate-mode loop on GATE, its counters and other fields as given."""
+    commands = overrides.pop("gate", [GATE])
+    return changed(make_state(ROOT, gate=Gate(commands, iteration_base=BASE)), **overrides)
 
 
 def committed(sha: str = NEW) -> GateStep:
@@ -898,7 +894,7 @@ def entry(number: int, result: str, step: GateStep, reply: str = REPLY,
 def after(before: LoopState, record: IterationRecord, now: datetime = T1,
           **changes: object) -> LoopState:
     """`before` with this iteration recorded: the bookkeeping every decision does."""
-    return replace(before, iterations=[*before.iterations, record], updated_at=now,
+    return changed(before, iterations=[*before.iterations, record], updated_at=now,
                    last_reply_excerpt=record.reply_excerpt,
                    last_reply_digest=digest(record.reply_excerpt), tree_fingerprint=None,
                    **changes)
@@ -1086,7 +1082,7 @@ def test_three_reverts_in_a_row_end_the_loop_as_failure() -> None:
     for number in range(1, 7):
         step = repair() if number % 2 else reverted()
         decision = decide(state, gate_seen(step, reply=f"Attempt {number}."))
-        actions.append((decision.action, decision.state.red_streak))
+        actions.append((decision.action, decision.state.gate.red_streak))
         state = decision.state
     assert actions == [("continue", 0), ("continue", 1), ("continue", 1), ("continue", 2),
                        ("continue", 2), ("end", 3)]
@@ -1099,7 +1095,7 @@ def test_a_green_iteration_between_reverts_resets_the_streak() -> None:
                                    repair(), reverted()], start=1):
         decision = decide(state, gate_seen(step, reply=f"Attempt {number}."))
         state = decision.state
-    assert (decision.action, state.red_streak, state.iteration) == ("continue", 1, 8)
+    assert (decision.action, state.gate.red_streak, state.iteration) == ("continue", 1, 8)
 
 
 def test_a_git_error_is_a_failure() -> None:
@@ -1146,7 +1142,7 @@ def test_a_claim_in_a_green_gate_iteration_is_a_success() -> None:
 def test_loop_done_in_a_red_gate_iteration_gets_a_repair_not_success() -> None:
     before = gated(iteration=2)
     decision = decide(before, gate_seen(repair(), loop_done=True))
-    assert (decision.action, decision.state.repairing) == ("continue", True)
+    assert (decision.action, decision.state.gate.repairing) == ("continue", True)
 
 
 # --- prompts, records and resume --------------------------------------------------------------
@@ -1192,8 +1188,8 @@ def test_the_counters_survive_the_state_file_and_a_resume(git_repo: Path) -> Non
     store = store_for(git_repo)
     head = git(git_repo, "rev-parse", "HEAD")
     stopped = make_state(
-        git_repo, gate=[GATE], iteration=8, iteration_base=head, red_streak=2,
-        empty_iterations=1, repairing=True, outcome="limit", ended_at=T1,
+        git_repo, gate=Gate([GATE], iteration_base=head, red_streak=2, empty_iterations=1,
+                            repairing=True), iteration=8, outcome="limit", ended_at=T1,
         end_message="Ralph loop stopped: 8 iterations made without <promise>DONE</promise>.",
     )
     store.archive(stopped)
@@ -1201,11 +1197,11 @@ def test_the_counters_survive_the_state_file_and_a_resume(git_repo: Path) -> Non
     assert previous == stopped
     resumed_at = T1 + timedelta(minutes=1)
     reopened = resume_loop(store, previous, ResumeRequest(), resumed_at, by="/ralph-resume")
-    assert reopened == replace(
+    assert reopened == changed(
         stopped, outcome=None, ended_at=None, end_message="", iteration=9, max_iterations=16,
         iteration_started_at=resumed_at, updated_at=resumed_at,
         tree_fingerprint=gitstate.tree_fingerprint(git_repo), repairing=False,
-        gate_branch="refs/heads/main",  # the branch HEAD is on at the resume
+        branch="refs/heads/main",  # the branch HEAD is on at the resume
         resumes=[ResumeRecord(at=resumed_at, after="limit", by="/ralph-resume")],
     )
     assert store.load(SESSION) == reopened

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from finesse.engine import Observation, decide
-from finesse.models import CommandResult, IterationRecord, ModelUsage, Price, Quota, replace
+from finesse.models import Budgets, IterationRecord
+from finesse.record import replace
 from finesse.recording import RESUMABLE
+from finesse.results import CommandResult, ModelUsage, Price, Quota
 from finesse.spend import (
     DEFAULT_PRICES,
     PRICES_DATED,
@@ -95,15 +97,15 @@ def test_over_budget() -> None:
     spent = make_state(ROOT, iterations=[iteration(1, SONNET, cost_=2.5),
                                          iteration(2, SONNET, cost_=2.5)])
     assert over_budget(spent) == ""  # no budget
-    assert over_budget(replace(spent, max_tokens=12_001)) == ""
-    assert over_budget(replace(spent, max_tokens=12_000)) == (
+    assert over_budget(replace(spent, budgets=Budgets(max_tokens=12_001))) == ""
+    assert over_budget(replace(spent, budgets=Budgets(max_tokens=12_000))) == (
         "12,000 tokens used (input, cache creation and output), the --max-tokens budget is "
         "12,000")
-    assert over_budget(replace(spent, max_cost=5.01)) == ""
-    assert over_budget(replace(spent, max_cost=5.0)) == (
+    assert over_budget(replace(spent, budgets=Budgets(max_cost=5.01))) == ""
+    assert over_budget(replace(spent, budgets=Budgets(max_cost=5.0))) == (
         "an estimated $5.00 spent, the --max-cost budget is $5.00 (estimated from token "
         f"prices dated {PRICES_DATED})")
-    assert raised_budgets(replace(spent, max_tokens=12_000, max_cost=9.0)) == [
+    assert raised_budgets(replace(spent, budgets=Budgets(max_tokens=12_000, max_cost=9.0))) == [
         "--max-tokens 24000"]
 
 
@@ -114,7 +116,7 @@ def loop_with_budget(**budget: object) -> object:
 
 
 def test_a_budget_spent_ends_the_loop_as_budget_resumable() -> None:
-    before = loop_with_budget(max_tokens=15_000)
+    before = loop_with_budget(budgets=Budgets(max_tokens=15_000))
     decision = decide(before, Observation("working", T1, tool_calls=1, usage=[SONNET]))
     assert (decision.action, decision.state.outcome) == ("end", "budget")
     assert decision.message == (
@@ -126,21 +128,21 @@ def test_a_budget_spent_ends_the_loop_as_budget_resumable() -> None:
 
 
 def test_under_budget_the_loop_goes_on_and_records_the_spend() -> None:
-    before = loop_with_budget(max_tokens=18_001, max_cost=5.08)
+    before = loop_with_budget(budgets=Budgets(max_tokens=18_001, max_cost=5.08))
     decision = decide(before, Observation("working", T1, tool_calls=1, usage=[SONNET]))
     assert decision.action == "continue"
     assert totals(decision.state).billed_tokens == 18_000
 
 
 def test_the_cost_budget_counts_this_iterations_estimate() -> None:
-    before = loop_with_budget(max_cost=5.07)
+    before = loop_with_budget(budgets=Budgets(max_cost=5.07))
     decision = decide(before, Observation("working", T1, tool_calls=1, usage=[SONNET]))
     assert decision.state.outcome == "budget"
     assert "an estimated $5.07 spent, the --max-cost budget is $5.07" in decision.message
 
 
 def test_a_verified_success_beats_a_spent_budget() -> None:
-    before = replace(loop_with_budget(max_tokens=100), verify=["pytest -q"])
+    before = replace(loop_with_budget(budgets=Budgets(max_tokens=100)), verify=["pytest -q"])
     green = [command_result("pytest -q", 0)]
     done = decide(before, Observation("<promise>DONE</promise>", T1, tool_calls=1,
                                       usage=[SONNET], verification=green))
@@ -148,7 +150,7 @@ def test_a_verified_success_beats_a_spent_budget() -> None:
 
 
 def test_a_rejected_claim_over_budget_ends_as_budget() -> None:
-    before = replace(loop_with_budget(max_tokens=100), verify=["pytest -q"])
+    before = replace(loop_with_budget(budgets=Budgets(max_tokens=100)), verify=["pytest -q"])
     red: list[CommandResult] = [command_result("pytest -q", 1)]
     decision = decide(before, Observation("<promise>DONE</promise>", T1,
                                           tool_calls=1, usage=[SONNET], verification=red))
@@ -157,13 +159,13 @@ def test_a_rejected_claim_over_budget_ends_as_budget() -> None:
 
 
 def test_blocked_beats_a_spent_budget() -> None:
-    decision = decide(loop_with_budget(max_tokens=100),
+    decision = decide(loop_with_budget(budgets=Budgets(max_tokens=100)),
                       Observation("No key.\nRESULT: BLOCKED", T1, tool_calls=1, usage=[SONNET]))
     assert decision.state.outcome == "blocked"
 
 
 def test_a_budget_comes_before_the_cap() -> None:
-    before = replace(loop_with_budget(max_tokens=100), iteration=8)
+    before = replace(loop_with_budget(budgets=Budgets(max_tokens=100)), iteration=8)
     decision = decide(before, Observation("working", T1, tool_calls=1, usage=[SONNET]))
     assert decision.state.outcome == "budget"
 
@@ -188,7 +190,7 @@ RESETS = T1 + timedelta(hours=2, minutes=5)
     ],
 )
 def test_a_full_window_ends_the_loop_as_quota(quota: Quota, message: str) -> None:
-    before = make_state(ROOT, iteration=2, stop_at_quota=80)
+    before = make_state(ROOT, iteration=2, budgets=Budgets(stop_at_quota=80))
     decision = decide(before, Observation("working", T1, tool_calls=1, quota=quota))
     assert (decision.action, decision.state.outcome) == ("end", "quota")
     assert decision.message == f"Ralph loop stopped at iteration 2/8: {message}"
@@ -205,6 +207,6 @@ def test_a_full_window_ends_the_loop_as_quota(quota: Quota, message: str) -> Non
     ],
 )
 def test_the_quota_rule_holds_back(stop_at: int | None, quota: Quota | None) -> None:
-    before = make_state(ROOT, iteration=2, stop_at_quota=stop_at)
+    before = make_state(ROOT, iteration=2, budgets=Budgets(stop_at_quota=stop_at))
     decision = decide(before, Observation("working", T1, tool_calls=1, quota=quota))
     assert decision.action == "continue"

@@ -12,7 +12,8 @@ from pathlib import Path
 from finesse.engine import Decision, Observation
 from finesse.errors import StateError
 from finesse.headless.child import ChildResult
-from finesse.models import LoopState, replace
+from finesse.models import LoopState
+from finesse.record import replace
 from finesse.recording import end, excerpt, record
 from finesse.support import git as gitstate
 

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from finesse.engine import Observation, needs_verification
 from finesse.headless.child import Cancel, ChildResult
 from finesse.loop.gate.step import run_gate_step
-from finesse.models import LoopState, replace
+from finesse.models import LoopState
+from finesse.record import replace
 from finesse.signals import read_reply
 from finesse.state.store import LoopStore, utcnow
 from finesse.support import git as gitstate
@@ -62,5 +63,5 @@ def observe(state: LoopState, store: LoopStore, result: ChildResult, cancel: Can
     who = cancelled_by(store, state.session_id, cancel)  # asked for while the checks ran
     if who is not None:
         observation = replace(observation, cancelled=True, cancelled_by=who)
-    quota = summary.quota(observation.now) if state.stop_at_quota is not None else None
+    quota = summary.quota(observation.now) if state.budgets.stop_at_quota is not None else None
     return replace(observation, quota=quota, tree_fingerprint=gitstate.tree_fingerprint(root))

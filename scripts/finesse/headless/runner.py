@@ -34,8 +34,9 @@ from finesse.headless.session import child_argv, child_env, new_session_id
 from finesse.loop.lifecycle import cancel_loop, finish, start_loop
 from finesse.loop.notebook import record_iteration
 from finesse.loop.request import StartRequest
-from finesse.models import HeadlessRun, IterationRecord, LoopState, replace
+from finesse.models import HeadlessRun, IterationRecord, LoopState
 from finesse.prompts import loop_prompt
+from finesse.record import replace
 from finesse.state.store import LoopStore, utcnow
 from finesse.support.locks import LockTimeout, exclusive
 

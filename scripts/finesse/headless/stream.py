@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from finesse.models import ModelUsage, Quota
+from finesse.results import ModelUsage, Quota
 
 LIMIT_STATUS = 429
 

@@ -17,14 +17,15 @@ from typing import Any
 from finesse.hooks.output import HookOutput, continue_turn, tell_user
 from finesse.hooks.statusline import read_quota
 from finesse.judging.decide import LIMITS, StopView, decide_stop, stale_verification
-from finesse.judging.records import judge_of
 from finesse.loop import judge_watch
 from finesse.loop.lifecycle import finish
 from finesse.loop.notebook import record_iteration
-from finesse.models import LoopState, ModelUsage, replace
+from finesse.models import LoopState, judge_of
+from finesse.record import replace
+from finesse.results import Cursor, ModelUsage
 from finesse.state.store import LoopStore, utcnow
 from finesse.support.files import is_regular_file
-from finesse.support.usage import Cursor, read_increment
+from finesse.support.usage import read_increment
 from finesse.support.verify import run_all
 
 
@@ -42,10 +43,7 @@ def _spend(state: LoopState, transcript: str | None) -> tuple[list[ModelUsage], 
     """The orchestrator's tokens since the last stop (its own transcript's new bytes)."""
     if not transcript or not is_regular_file(Path(transcript)):
         return [], None
-    cursor = (Cursor(state.transcript_offset, state.transcript_identity,
-                     tuple(state.recent_message_ids))
-              if state.transcript_offset is not None else None)
-    increment = read_increment(Path(transcript), cursor)
+    increment = read_increment(Path(transcript), state.cursor)
     if increment is None:
         return [], None
     return increment.model_usage(), increment.cursor
@@ -64,7 +62,7 @@ def handle_judge_stop(store: LoopStore, state: LoopState, fields: Mapping[str, A
         now=now, reply=reply, cancelled_by=cancelled_by or "",
         background=running_agents(fields), tree=tree.fingerprint, changed=tree.changed,
         usage=usage, cursor=cursor,
-        quota=read_quota(store.paths, now) if state.stop_at_quota is not None else None,
+        quota=read_quota(store.paths, now) if state.budgets.stop_at_quota is not None else None,
         protect_changed=(judge_watch.protect_changes(root, judge_of(state))
                          if current is not None and current.passed else []),
     )

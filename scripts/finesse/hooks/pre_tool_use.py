@@ -15,7 +15,7 @@ from typing import BinaryIO, TextIO
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, deny_tool
 from finesse.judging.guard import tool_denial
-from finesse.judging.records import judge_of
+from finesse.models import judge_of
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import LoopStore
 

@@ -25,7 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from finesse.models import LoopState, Quota
+from finesse.models import LoopState
+from finesse.results import Quota
 from finesse.schema import to_json
 from finesse.spend import totals
 from finesse.state.paths import StatePaths, is_valid_session_id

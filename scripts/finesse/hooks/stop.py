@@ -23,7 +23,9 @@ from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, continue_turn, tell_user
 from finesse.loop.lifecycle import finish
 from finesse.loop.notebook import record_iteration
-from finesse.models import LoopState, StopInput, replace
+from finesse.models import LoopState, StopInput
+from finesse.record import replace
+from finesse.results import Cursor
 from finesse.schema import SchemaError, from_dict
 from finesse.signals import read_reply
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
@@ -31,7 +33,7 @@ from finesse.state.store import CorruptStateError, LoopStore, utcnow
 from finesse.support import git as gitstate
 from finesse.support.files import is_regular_file
 from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
-from finesse.support.usage import Cursor, Increment, read_increment, start_cursor
+from finesse.support.usage import Increment, read_increment, start_cursor
 from finesse.support.verify import run_all
 
 
@@ -59,13 +61,11 @@ def _transcript(data: StopInput, state: LoopState, observation: Observation) -> 
     transcript = Path(data.transcript_path) if data.transcript_path else None
     if transcript is None or not is_regular_file(transcript):
         return observation
-    if state.transcript_offset is None:  # this iteration's usage is unknown: say partial
+    if state.cursor is None:  # this iteration's usage is unknown: say partial
         return replace(observation,
                        tool_calls=tool_calls_since_turn_start(transcript, at_most=1),
                        usage_partial=True, cursor=start_cursor(transcript))
-    cursor = Cursor(state.transcript_offset, state.transcript_identity,
-                    tuple(state.recent_message_ids))
-    increment = _read_caught_up(transcript, cursor, data.last_assistant_message)
+    increment = _read_caught_up(transcript, state.cursor, data.last_assistant_message)
     if increment is None:
         return observation
     return replace(observation, tool_calls=increment.tool_calls, usage=increment.model_usage(),
@@ -122,7 +122,7 @@ def _observe(data: StopInput, state: LoopState, store: LoopStore, root: Path,
         observation = replace(observation, cancelled=True, cancelled_by=cancelled_by)
     now = observation.now  # one reading of the clock per stop
     quota = None
-    if state.stop_at_quota is not None:
+    if state.budgets.stop_at_quota is not None:
         from finesse.hooks.statusline import read_quota
 
         quota = read_quota(store.paths, now)

@@ -19,10 +19,10 @@ from typing import Any, BinaryIO, TextIO
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, add_context, block
 from finesse.judging import steps
-from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, judge_of
+from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE
 from finesse.loop import judge_watch
 from finesse.loop.notebook import record_iteration
-from finesse.models import LoopState
+from finesse.models import LoopState, judge_of
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import LoopStore, utcnow
 from finesse.support.verify import run_all

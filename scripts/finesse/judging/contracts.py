@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
+from finesse.record import Record
 from finesse.support.strict import StrictModel, problems
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)[^`]*$")
@@ -69,8 +69,7 @@ class JudgeVerdict(_Contract):
     next_iteration_focus: str
 
 
-@dataclass(frozen=True)
-class Parsed:
+class Parsed(Record):
     """A message read against a contract: the object as given when it holds, else one line
     saying what is wrong."""
 

@@ -22,41 +22,25 @@ made outside any worker.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
 from finesse.engine import ABORTED_BY, quota_reached
 from finesse.judging import steps
 from finesse.judging.prompts import agent_call, next_focus
-from finesse.judging.records import (
-    JUDGE_TYPE,
-    WORKER_TYPE,
-    JudgeState,
-    judge_of,
-    merge_usage,
-    with_judge,
-)
+from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, JudgeState, merge_usage
 from finesse.judging.report import final_status
-from finesse.models import (
-    CommandResult,
-    IterationRecord,
-    LoopState,
-    ModelUsage,
-    Outcome,
-    Quota,
-    replace,
-)
+from finesse.models import IterationRecord, LoopState, Outcome, judge_of
+from finesse.record import Record, field, replace
 from finesse.recording import end_loop, excerpt, stored
+from finesse.results import CommandResult, Cursor, ModelUsage, Quota
 from finesse.signals import read_reply
 from finesse.spend import cost, over_budget
-from finesse.support.usage import Cursor
 
 LIMITS: frozenset[str] = frozenset({"limit", "budget", "quota", "timeout"})
 
 
-@dataclass(frozen=True)
-class StopView:
+class StopView(Record):
     """What the Stop hook saw at a stop of the main thread."""
 
     now: datetime
@@ -72,8 +56,7 @@ class StopView:
     protect_changed: list[str] = field(default_factory=list)  # measured when a pass waits
 
 
-@dataclass(frozen=True)
-class JudgeDecision:
+class JudgeDecision(Record):
     action: Literal["continue", "end", "wait"]  # wait: let this stop go ahead, loop on
     state: LoopState
     reason: str = ""  # what the orchestrator is told
@@ -115,7 +98,7 @@ def _end(state: LoopState, view: StopView, outcome: Outcome, message: str,
     elif judge.main_usage and state.iterations:  # the orchestrator's spend since the last
         last = state.iterations[-1]
         usage = merge_usage(last.usage, judge.main_usage)
-        state = replace(with_judge(state, replace(judge, main_usage=[])), iterations=[
+        state = replace(replace(state, judge=replace(judge, main_usage=[])), iterations=[
             *state.iterations[:-1],
             replace(last, usage=usage, cost=round(cost(usage, state.prices), 6))])
     return JudgeDecision("end", end_loop(state, outcome, message, view.now), message=message,
@@ -158,7 +141,7 @@ def _wait(state: LoopState, judge: JudgeState, agent_id: str, kind: str) -> Judg
     reason = (f"Judge mode: the {kind} {agent_id} is still running in the background. Do "
               "not spawn another one and do not do its work: end your turn now; its result "
               "reaches you as a task notification, and the loop goes on from there.")
-    return JudgeDecision("continue", with_judge(state, judge), reason=reason,
+    return JudgeDecision("continue", replace(state, judge=judge), reason=reason,
                          message=f"Ralph (judge mode): waiting for the {kind} {agent_id}")
 
 
@@ -171,10 +154,8 @@ def _decide(state: LoopState, view: StopView) -> JudgeDecision:
     judge = judge_of(state)
     judge = replace(judge, main_usage=merge_usage(judge.main_usage, view.usage))
     if view.cursor is not None:
-        state = replace(state, transcript_offset=view.cursor.offset,
-                        transcript_identity=view.cursor.identity,
-                        recent_message_ids=list(view.cursor.recent_ids))
-    state = replace(with_judge(state, judge), updated_at=view.now)
+        state = replace(state, cursor=view.cursor)
+    state = replace(replace(state, judge=judge), updated_at=view.now)
     if view.cancelled_by:
         outcome: Outcome = "aborted" if view.cancelled_by in ABORTED_BY else "cancelled"
         ended = _end(state, view, outcome, f"Ralph loop (judge mode) {outcome} by "
@@ -192,7 +173,7 @@ def _decide(state: LoopState, view: StopView) -> JudgeDecision:
                                    "a stop of the orchestrator")
     idle = judge.activity == judge.seen_activity
     judge = replace(judge, seen_activity=judge.activity, waiting_for="")
-    state = replace(with_judge(state, judge),
+    state = replace(replace(state, judge=judge),
                     idle_iterations=state.idle_iterations + 1 if idle else 0)
     current = judge.current
     if current is not None and current.passed and current.judge_ended_at is not None:
@@ -209,7 +190,7 @@ def _decide(state: LoopState, view: StopView) -> JudgeDecision:
     claimed = view.reply is not None and read_reply(view.reply, state.promise).claims_completion
     if claimed:
         judge = judge_of(state)
-        state = with_judge(state, replace(judge, claims=judge.claims + 1))
+        state = replace(state, judge=replace(judge, claims=judge.claims + 1))
     if state.idle_iterations >= state.quiesce_after:
         return _end(state, view, "quiesced", f"Ralph loop (judge mode) quiesced at attempt "
                     f"{state.iteration}/{state.max_iterations}: {state.idle_iterations} stops "

@@ -13,8 +13,9 @@ import json
 from typing import Any
 
 from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, Attempt, JudgeState
-from finesse.models import CommandResult, LoopState
+from finesse.models import LoopState
 from finesse.recording import excerpt
+from finesse.results import CommandResult
 
 REPORT_CHARS = 2000  # the last judge report in a worker prompt
 HISTORY_AFTER = 3  # failed attempts before a failure history is given

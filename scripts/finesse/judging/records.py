@@ -1,5 +1,5 @@
-"""Judge mode's records, kept in the loop state (`LoopState.judge`). Standard-library
-dataclasses checked by `finesse.schema`, like every record the Stop path reads.
+"""Judge mode's records, kept in the loop state (`LoopState.judge`): records
+(`finesse.record`) checked by `finesse.schema`, like every record the Stop path reads.
 
 An attempt is one fresh worker and the judge(s) that evaluate its result. The worker's and
 the judge's JSON (seed 002's contracts, validated by `finesse.judging.contracts`) are kept
@@ -8,12 +8,13 @@ as they were given, under the contract's own field names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from finesse.record import Record, field
+from finesse.results import CommandResult, ModelUsage
 
-from finesse import schema
-from finesse.models import CommandResult, LoopState, ModelUsage, replace
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
 
 PLUGIN = "finesse"
 WORKER_TYPE = f"{PLUGIN}:ralph-worker"
@@ -23,8 +24,7 @@ JUDGE_TYPE = f"{PLUGIN}:ralph-judge"
 CONTRACT_RETRIES = 2
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(Record):
     """One attempt. Open while `result` is "": passed, failed, contract-failure,
     no-result, or the loop's outcome when the loop ended in the middle of it."""
 
@@ -77,8 +77,7 @@ class Attempt:
         return value if isinstance(value, str) else ""
 
 
-@dataclass(frozen=True)
-class JudgeState:
+class JudgeState(Record):
     """Judge mode's part of a loop: what the judge checks against, and every attempt."""
 
     criteria: list[str]
@@ -120,16 +119,3 @@ def merge_usage(*groups: list[ModelUsage]) -> list[ModelUsage]:
                                            usage.cache_read)):
                 counts[index] += value
     return [ModelUsage(model, *counts) for model, counts in totals.items()]
-
-
-def judge_of(state: LoopState) -> JudgeState:
-    """The judge-mode part of a loop, checked like the rest of the state file (unknown
-    fields refused, errors naming the field); a SchemaError when it is not valid. A loop
-    that is not in judge mode has none: ValueError."""
-    if state.judge is None:
-        raise ValueError("not a judge-mode loop")
-    return schema.from_dict(JudgeState, state.judge, where="judge")
-
-
-def with_judge(state: LoopState, judge: JudgeState) -> LoopState:
-    return replace(state, judge=schema.to_dict(judge))

@@ -8,21 +8,11 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from finesse.judging.records import Attempt, JudgeState, judge_of
+from finesse.judging.records import Attempt
 from finesse.models import LoopState
-from finesse.schema import SchemaError
 from finesse.support.evidence import fence_for
 
 NEXT_ACTIONS = 5
-
-
-def _judge(state: LoopState) -> JudgeState | None:
-    if state.judge is None:
-        return None
-    try:
-        return judge_of(state)
-    except SchemaError:
-        return None
 
 
 def _seconds(start: datetime | None, end: datetime | None) -> str:
@@ -34,7 +24,7 @@ def _seconds(start: datetime | None, end: datetime | None) -> str:
 def final_status(state: LoopState) -> str:
     """Seed 002's final status when the loop stops short of a pass: from the last judge's
     verdict and the plugin's own last verifier run."""
-    judge = _judge(state)
+    judge = state.judge
     if judge is None:
         return ""
     green = [f"`{r.command}`" for r in state.last_verification if r.passed]
@@ -65,7 +55,7 @@ def final_status(state: LoopState) -> str:
 
 def judge_banner(state: LoopState) -> str:
     """Lines after the banner (each starting with a newline), or ""."""
-    judge = _judge(state)
+    judge = state.judge
     if judge is None:
         return ""
     workers = [attempt.worker_id for attempt in judge.attempts if attempt.worker_id]
@@ -119,7 +109,7 @@ def _attempt(attempt: Attempt) -> list[str]:
 
 def judge_report(state: LoopState) -> str:
     """The report's judge-mode section, or ""."""
-    judge = _judge(state)
+    judge = state.judge
     if judge is None:
         return ""
     lines = ["", "## Judge mode", "",
@@ -139,7 +129,7 @@ def judge_report(state: LoopState) -> str:
 
 def status_lines(state: LoopState) -> list[str]:
     """`ralph status`'s lines for a judge-mode loop: one per attempt."""
-    judge = _judge(state)
+    judge = state.judge
     if judge is None:
         return []
     lines = ["judge mode: " + "; ".join(judge.criteria)]

@@ -14,7 +14,6 @@ spend) and pass it in; nothing here reads a file or runs a command.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -25,12 +24,12 @@ from finesse.judging.records import (
     WORKER_TYPE,
     Attempt,
     JudgeState,
-    judge_of,
     merge_usage,
-    with_judge,
 )
-from finesse.models import CommandResult, IterationRecord, LoopState, ModelUsage, replace
+from finesse.models import IterationRecord, LoopState, judge_of
+from finesse.record import Record, field, replace
 from finesse.recording import excerpt, stored
+from finesse.results import CommandResult, ModelUsage
 from finesse.spend import cost
 from finesse.support.snapshot import changed
 
@@ -38,8 +37,7 @@ NOT_COUNTED = ("You are not counted by this judge-mode loop: {why}. Do not chang
                "(your writes are denied); reply with one line saying so and stop.")
 
 
-@dataclass(frozen=True)
-class Seen:
+class Seen(Record):
     """The working tree at a subagent's edge: its fingerprint, and the changed files with
     their size and time (`finesse.loop.judge_watch.Tree`)."""
 
@@ -48,8 +46,7 @@ class Seen:
     changed: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Record):
     state: LoopState
     context: str = ""  # SubagentStart: what the subagent is told first
     retry: str = ""  # SubagentStop: why it must answer again (the hook blocks with it)
@@ -108,7 +105,7 @@ def worker_start(state: LoopState, agent_id: str, seen: Seen) -> Step:
     # the orchestrator to wait for it.
     judge = replace(judge, attempts=[*judge.attempts, attempt], activity=judge.activity + 1,
                     used_agents=[*judge.used_agents, agent_id])
-    return Step(with_judge(state, judge), worker_prompt(state, judge))
+    return Step(replace(state, judge=judge), worker_prompt(state, judge))
 
 
 def needs_verification(state: LoopState, tree: str | None) -> bool:
@@ -149,7 +146,7 @@ def judge_start(state: LoopState, agent_id: str, seen: Seen,
     current = replace(current, judge_id=agent_id, judge_started_at=seen.now,
                       judge_tree=seen.tree, judge_problems=[], judge_usage=[])
     judge = _update(judge, current, used_agents=[*judge.used_agents, agent_id])
-    return Step(with_judge(state, judge), judge_prompt(state, judge, current))
+    return Step(replace(state, judge=judge), judge_prompt(state, judge, current))
 
 
 def retry_text(kind: str, problem: str, tries: int) -> str:
@@ -174,7 +171,7 @@ def invalid(state: LoopState, kind: str, problem: str, now: datetime,
         current = replace(current, judge_problems=problems, judge_usage=usage)
     judge = _update(judge, current)
     if len(problems) <= CONTRACT_RETRIES:
-        return Step(with_judge(state, judge), retry=retry_text(kind, problem, len(problems)))
+        return Step(replace(state, judge=judge), retry=retry_text(kind, problem, len(problems)))
     if kind == "worker":
         current = replace(current, worker_ended_at=now)
     else:
@@ -182,7 +179,7 @@ def invalid(state: LoopState, kind: str, problem: str, now: datetime,
     judge = _update(judge, current)
     note = (f"the {kind}'s final message broke the contract {len(problems)} times; the last "
             f"problem: {problem}")
-    return close(with_judge(state, judge), "contract-failure", excerpt(note, 300), now)
+    return close(replace(state, judge=judge), "contract-failure", excerpt(note, 300), now)
 
 
 def worker_done(state: LoopState, worker: dict[str, Any], seen: Seen,
@@ -197,7 +194,7 @@ def worker_done(state: LoopState, worker: dict[str, Any], seen: Seen,
                       verification=stored(verification), verified_tree=seen.tree,
                       protect_changed=protect_changed, worker_usage=usage)
     judge = _update(judge, current, snapshot=list(seen.changed))
-    return Step(replace(with_judge(state, judge), last_verification=stored(verification)))
+    return Step(replace(replace(state, judge=judge), last_verification=stored(verification)))
 
 
 def judge_void(state: LoopState, seen: Seen, usage: list[ModelUsage], why: str) -> Step:
@@ -210,7 +207,7 @@ def judge_void(state: LoopState, seen: Seen, usage: list[ModelUsage], why: str) 
                       void_usage=merge_usage(current.void_usage, current.judge_usage, usage),
                       judge_id="", judge_started_at=None, judge_ended_at=None,
                       judge_tree=None, judge_usage=[], judge_problems=[], verdict=None)
-    return Step(with_judge(state, _update(judge, current)))
+    return Step(replace(state, judge=_update(judge, current)))
 
 
 def judge_done(state: LoopState, verdict: dict[str, Any], seen: Seen,
@@ -223,7 +220,7 @@ def judge_done(state: LoopState, verdict: dict[str, Any], seen: Seen,
     assert current is not None
     current = replace(current, verdict=verdict, judge_ended_at=seen.now, judge_usage=usage)
     judge = _update(judge, current)
-    state = with_judge(state, judge)
+    state = replace(state, judge=judge)
     if not current.passed:
         return close(state, "failed", excerpt(current.focus or "the judge failed it", 300),
                      seen.now)
@@ -269,6 +266,6 @@ def close(state: LoopState, result: str, note: str, now: datetime) -> Step:
         learnings = [*learnings, entry.learning]
     judge = replace(judge, attempts=[*judge.attempts[:-1], current], main_usage=[],
                     activity=judge.activity + 1)
-    state = replace(with_judge(state, judge), iterations=[*state.iterations, entry],
+    state = replace(replace(state, judge=judge), iterations=[*state.iterations, entry],
                     learnings=learnings, updated_at=now)
     return Step(state, closed=entry)

@@ -5,11 +5,10 @@ and checked; `finesse.spend` applies them."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from finesse.errors import UsageError
 from finesse.loop.words import parse_count
-from finesse.models import MAX_COST_EVER, MAX_TOKENS_EVER
+from finesse.models import MAX_COST_EVER, MAX_TOKENS_EVER, Budgets
 
 MAX_TOKENS_CEILING = MAX_TOKENS_EVER  # a loop file holding more is corrupt
 MAX_COST_CEILING = MAX_COST_EVER
@@ -23,16 +22,6 @@ def single(values: dict[str, list[str]], flag: str) -> str | None:
     if len(given) > 1:
         raise UsageError(f"{flag} was given {len(given)} times: give it once")
     return given[0]
-
-
-@dataclass(frozen=True)
-class Budgets:
-    """--max-tokens, --max-cost (US dollars, estimated) and --stop-at-quota (a percentage of
-    the plan's five-hour or weekly window)."""
-
-    max_tokens: int | None = None
-    max_cost: float | None = None
-    stop_at_quota: int | None = None
 
 
 def parse_budgets(values: dict[str, list[str]]) -> Budgets:

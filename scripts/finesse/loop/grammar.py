@@ -8,11 +8,12 @@ one line saying what to type instead.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from finesse.errors import UsageError
-from finesse.loop.budgets import Budgets, parse_budgets, single
+from finesse.loop.budgets import parse_budgets, single
 from finesse.loop.words import parse_count, split_words
+from finesse.models import Budgets
+from finesse.record import Record, field
 
 PLUGIN_NAME = "finesse"
 DEFAULT_MAX_ITERATIONS = 8
@@ -52,8 +53,7 @@ MAX_QUIESCE_AFTER = 7
 MAX_TIMEOUT_MINUTES = 7 * 24 * 60
 
 
-@dataclass(frozen=True)
-class SlashCommand:
+class SlashCommand(Record):
     name: str
     args: str
 
@@ -148,8 +148,7 @@ def _take_flags(
     return prompt_words, values
 
 
-@dataclass
-class LoopArgs:
+class LoopArgs(Record, frozen=False):
     """The arguments of `/ralph-loop` (or `/finesse-execute`), checked, before any file is
     read: the prompt words or the prompt file's name, and each option's value."""
 
@@ -254,8 +253,7 @@ def _judge_args(parsed: LoopArgs, values: dict[str, list[str]], *, given_cap: bo
         parsed.max_iterations = JUDGE_MAX_ITERATIONS
 
 
-@dataclass
-class ResumeRequest:
+class ResumeRequest(Record, frozen=False):
     max_iterations: int | None = None
     timeout_minutes: int | None = None
     budgets: Budgets = field(default_factory=lambda: Budgets())

@@ -12,12 +12,13 @@ import json
 import os
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from finesse.errors import UsageError
-from finesse.judging.records import JudgeState, with_judge
-from finesse.models import LoopState, ModelUsage
+from finesse.judging.records import JudgeState
+from finesse.models import LoopState
+from finesse.record import Record, replace
+from finesse.results import ModelUsage
 from finesse.state.paths import StatePaths
 from finesse.support import git as gitstate
 from finesse.support import snapshot
@@ -66,7 +67,7 @@ def start(paths: StatePaths, state: LoopState, criteria: list[str],
                          "repository (`git init`)")
     judge = new_judge(paths.root, criteria, protect, state.baseline_commit)
     mark(paths, state.session_id)
-    return with_judge(state, judge)
+    return replace(state, judge=judge)
 
 
 def new_judge(root: Path, criteria: list[str], protect: list[str],
@@ -88,8 +89,7 @@ def protect_changes(root: Path, judge: JudgeState) -> list[str]:
     return snapshot.changed(judge.protect_snapshot, now)
 
 
-@dataclass(frozen=True)
-class Tree:
+class Tree(Record):
     """The working tree at a checkpoint: its fingerprint, and the changed files with their
     size and time (`git.dirty_snapshot`), to name what changed since the last one."""
 

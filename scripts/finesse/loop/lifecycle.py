@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from finesse.engine import ABORTED_BY, RESUMABLE, end_loop
 from finesse.errors import UsageError
 from finesse.loop import notebook, report
 from finesse.loop.neighbours import refuse_beside
 from finesse.loop.report import EndFacts
-from finesse.models import LoopState, Outcome, replace
+from finesse.models import Gate, LoopState, Outcome
+from finesse.record import Record, replace
+from finesse.results import Cursor
 from finesse.state.store import LockBusy, LoopStore
 from finesse.support import git as gitstate
 from finesse.support.files import write_atomic
@@ -30,18 +31,17 @@ def new_loop_id(session_id: str, now: datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{session_id[:8]}-{os.urandom(3).hex()}"
 
 
-def cursor_fields(transcript: Path | None) -> dict[str, Any]:
+def first_cursor(transcript: Path | None) -> Cursor | None:
     """Where the transcript ends now: the first stop counts usage from there. A session's
     first prompt comes before its transcript exists: then from the start of the file that
-    appears (an empty identity matches any file)."""
+    appears (an empty identity matches any file). None: nothing to count from (no
+    transcript given, or something there that is not a regular file)."""
     if transcript is None:
-        return {}
+        return None
     cursor = start_cursor(transcript)
-    if cursor is None:
-        if os.path.lexists(transcript):
-            return {}  # there, but not a regular file: nothing to count from
-        return {"transcript_offset": 0, "transcript_identity": ""}
-    return {"transcript_offset": cursor.offset, "transcript_identity": cursor.identity}
+    if cursor is None and not os.path.lexists(transcript):
+        return Cursor(0, "")
+    return cursor
 
 
 def start_loop(
@@ -102,16 +102,12 @@ def start_loop(
         dirty_at_start=gitstate.dirty_snapshot(store.paths.root, baseline),
         tree_fingerprint=gitstate.tree_fingerprint(store.paths.root),
         forced_past=list(forced_past),
-        gate=list(request.gate),
+        gate=(Gate(list(request.gate), branch=branch, iteration_base=base,
+                   snapshot_commit=snapshot) if request.gate else None),
         effort=request.effort,
-        snapshot_commit=snapshot,
-        iteration_base=base,
-        gate_branch=branch,
-        max_tokens=request.budgets.max_tokens,
-        max_cost=request.budgets.max_cost,
-        stop_at_quota=request.budgets.stop_at_quota,
+        budgets=request.budgets,
         prices=list(request.prices),
-        **cursor_fields(transcript),
+        cursor=first_cursor(transcript),
     )
     if request.judge:
         from finesse.loop import judge_watch
@@ -190,8 +186,7 @@ def abort_ended(store: LoopStore, session_id: str, now: datetime, by: str) -> Lo
     return aborted
 
 
-@dataclass(frozen=True)
-class Stopped:
+class Stopped(Record):
     """What a cancel or an abort did: ended the running loop, recorded the request for a
     stop that held the lock, gave up an ended loop, or found nothing to stop."""
 

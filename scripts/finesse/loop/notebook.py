@@ -11,7 +11,8 @@ from finesse.errors import FinesseError
 from finesse.loop import report
 from finesse.loop.report import EndFacts
 from finesse.loop.todo import edit as todo
-from finesse.models import IterationRecord, LoopState, replace
+from finesse.models import IterationRecord, LoopState
+from finesse.record import replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
 from finesse.support.files import read_text, shown_name, write_atomic

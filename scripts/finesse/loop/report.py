@@ -6,11 +6,12 @@ options and where the state is saved). Pure text functions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
-from finesse.models import CommandResult, IterationRecord, LoopState
+from finesse.models import Gate, IterationRecord, LoopState
+from finesse.record import Record
 from finesse.recording import RESUMABLE, controls, excerpt
+from finesse.results import CommandResult
 from finesse.spend import PRICES_DATED, dollars, raised_budgets, receipt
 from finesse.support.evidence import fence_for
 from finesse.support.files import shown_name
@@ -26,8 +27,7 @@ STATUS = {"limit": "MAX_ITERATIONS", "timeout": "TIMEOUT"}
 OUTPUT_LINES = 8
 
 
-@dataclass(frozen=True)
-class EndFacts:
+class EndFacts(Record):
     """What the loop changed, measured when it ended."""
 
     files: list[str]  # changed since the loop started (its notebook aside)
@@ -210,8 +210,8 @@ def render_report(state: LoopState, facts: EndFacts) -> str:
                   f"- Total changes: {changes_text(facts)} (since the loop started)"]
     if state.outcome in RESUMABLE:
         lines += _limit_sections(state)
-    if state.gate:
-        lines += _gate_section(state)
+    if state.gate is not None:
+        lines += _gate_section(state, state.gate)
     lines += spend_section(state)
     lines += ["", "## Files changed", ""]
     lines += [f"- `{shown_name(name)}`" for name in facts.files] or ["- none"]
@@ -264,14 +264,14 @@ def spend_section(state: LoopState) -> list[str]:
     return lines
 
 
-def _gate_section(state: LoopState) -> list[str]:
-    lines = ["", "## Gate", "", "Gate: " + ", ".join(f"`{c}`" for c in state.gate)]
-    if state.snapshot_commit:
+def _gate_section(state: LoopState, gate: Gate) -> list[str]:
+    lines = ["", "## Gate", "", "Gate: " + ", ".join(f"`{c}`" for c in gate.commands)]
+    if gate.snapshot_commit:
         lines.append(f"- snapshot of the starting state (--allow-dirty): "
-                     f"`{state.snapshot_commit}`")
+                     f"`{gate.snapshot_commit}`")
     lines += [_gate_line(entry) for entry in state.iterations]
-    lines.append(f"- red streak at the end: {state.red_streak}; empty iterations: "
-                 f"{state.empty_iterations}")
+    lines.append(f"- red streak at the end: {gate.red_streak}; empty iterations: "
+                 f"{gate.empty_iterations}")
     return lines
 
 

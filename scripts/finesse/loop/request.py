@@ -4,11 +4,9 @@ verification and gate commands join `--verify` and `--gate`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from finesse.errors import UsageError
-from finesse.loop.budgets import Budgets
 from finesse.loop.grammar import (
     DEFAULT_MAX_ITERATIONS,
     DEFAULT_PROMISE,
@@ -28,13 +26,14 @@ from finesse.loop.todo.sections import (
     gate_commands,
     parse_sections,
 )
-from finesse.models import Price
+from finesse.models import Budgets
+from finesse.record import Record, field
+from finesse.results import Price
 from finesse.spend import DEFAULT_PRICES
 from finesse.support.files import MAX_TEXT_BYTES, read_text, shown_name
 
 
-@dataclass
-class StartRequest:
+class StartRequest(Record, frozen=False):
     """A validated request to start a loop, before it becomes state."""
 
     prompt: str

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 from finesse.engine import RESUMABLE
 from finesse.errors import UsageError
 from finesse.loop import judge_watch
-from finesse.loop.lifecycle import cursor_fields
+from finesse.loop.lifecycle import first_cursor
 from finesse.loop.neighbours import refuse_beside
-from finesse.models import LoopState, ResumeRecord, replace
+from finesse.models import Budgets, LoopState, ResumeRecord
+from finesse.record import replace
 from finesse.spend import over_budget, raised_budgets
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
@@ -62,14 +63,19 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         cap = made + previous.max_iterations
     minutes = request.timeout_minutes or previous.timeout_minutes
     budgets = request.budgets
-    branch = previous.gate_branch
-    if previous.gate:
+    gate = previous.gate
+    if gate is not None:
         from finesse.loop.gate import commits as gate_git
 
         branch = gate_git.current_branch(store.paths.root)
         if branch is None:
             raise UsageError("HEAD is detached, and gate mode commits each green iteration on "
                              "a branch: switch to one (`git switch <branch>`), then resume")
+        # Gate mode starts again from what is committed now, on the branch the person
+        # chose: they may have committed since, and a revert must never undo their work.
+        gate = replace(gate, iteration_base=gitstate.head(store.paths.root), branch=branch,
+                       repairing=False)
+    cursor = first_cursor(transcript)
     reopened = replace(
         previous,
         outcome=None, ended_at=None, end_message="", ended_by="", blocker="", report_path="",
@@ -79,16 +85,12 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
         # A person looked at it: stuck counters start again, the re-plans used stay used.
         idle_iterations=0, last_reply_digest="", failure_streak=0, failure_fingerprint="",
         tree_fingerprint=gitstate.tree_fingerprint(store.paths.root),
-        # Gate mode starts again from what is committed now: a person may have committed
-        # since, and a revert must never undo their work.
-        iteration_base=(gitstate.head(store.paths.root) if previous.gate
-                        else previous.iteration_base),
-        gate_branch=branch,  # the branch it goes on from, which the person chose
-        repairing=False,
-        max_tokens=budgets.max_tokens or previous.max_tokens,
-        max_cost=budgets.max_cost or previous.max_cost,
-        stop_at_quota=budgets.stop_at_quota or previous.stop_at_quota,
-        **cursor_fields(transcript),
+        gate=gate,
+        budgets=Budgets(
+            max_tokens=budgets.max_tokens or previous.budgets.max_tokens,
+            max_cost=budgets.max_cost or previous.budgets.max_cost,
+            stop_at_quota=budgets.stop_at_quota or previous.budgets.stop_at_quota),
+        cursor=cursor if cursor is not None else previous.cursor,
         resumes=[*previous.resumes, ResumeRecord(at=now, after=previous.outcome or "", by=by)],
     )
     spent = over_budget(reopened)

@@ -7,9 +7,8 @@ from datetime import datetime
 from pathlib import Path
 
 from finesse.judging.prompts import orchestrator_context
-from finesse.judging.records import judge_of
 from finesse.judging.report import status_lines
-from finesse.models import LoopState
+from finesse.models import LoopState, judge_of
 from finesse.prompts import iteration_header, protocol_notes
 from finesse.recording import excerpt
 from finesse.spend import dollars, totals
@@ -36,12 +35,12 @@ def start_context(state: LoopState) -> str:
 def _budgets(state: LoopState) -> list[str]:
     spent = totals(state)
     found = []
-    if state.max_tokens is not None:
-        found.append(f"{spent.billed_tokens:,} of {state.max_tokens:,} tokens")
-    if state.max_cost is not None:
-        found.append(f"${spent.cost:,.2f} of ${state.max_cost:,.2f} (estimated)")
-    if state.stop_at_quota is not None:
-        found.append(f"stops at {state.stop_at_quota}% of the five-hour or weekly window")
+    if state.budgets.max_tokens is not None:
+        found.append(f"{spent.billed_tokens:,} of {state.budgets.max_tokens:,} tokens")
+    if state.budgets.max_cost is not None:
+        found.append(f"${spent.cost:,.2f} of ${state.budgets.max_cost:,.2f} (estimated)")
+    if state.budgets.stop_at_quota is not None:
+        found.append(f"stops at {state.budgets.stop_at_quota}% of the five-hour or weekly window")
     return found
 
 
@@ -93,9 +92,9 @@ def start_notes(state: LoopState, warnings: list[str], forced: list[str]) -> lis
     elif state.verify:
         notes.append("Completion is verified: " + ", ".join(f"`{c}`" for c in state.verify)
                      + " must pass when Claude claims it.")
-    elif state.gate:
+    elif state.gate is not None:
         notes.append("Completion is checked by the gate: " + ", ".join(
-            f"`{c}`" for c in state.gate) + " must be green.")
+            f"`{c}`" for c in state.gate.commands) + " must be green.")
     else:
         notes.append("No verification command: completion will rest on Claude's word and be "
                      "reported as unverified. Add --verify CMD (or --plan with "
@@ -103,13 +102,13 @@ def start_notes(state: LoopState, warnings: list[str], forced: list[str]) -> lis
     if state.notebook and not state.plan_file:
         notes.append(f"Attempts and the review are recorded in {state.notebook} "
                      "(--no-plan to leave it alone).")
-    if state.stop_at_quota is not None and not statusline_configured(
+    if state.budgets.stop_at_quota is not None and not statusline_configured(
             Path(state.project_root), Path.home()):
         notes.append("warning: --stop-at-quota needs the figures Claude Code gives its status "
                      "line, and no settings file runs `ralph statusline`: run `ralph "
                      "statusline --install` (or the stop will never fire)")
-    if state.max_cost is not None:
-        notes.append(f"--max-cost ${state.max_cost:,.2f}: costs are estimated from token "
+    if state.budgets.max_cost is not None:
+        notes.append(f"--max-cost ${state.budgets.max_cost:,.2f}: costs are estimated from token "
                      "prices, not billed amounts")
     notes.extend(f"warning: {warning}" for warning in warnings)
     if forced:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from finesse.models import CommandResult
+from finesse.results import CommandResult
 
 _BACKTICKS = re.compile(r"`+")
 

@@ -28,12 +28,12 @@ import os
 import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from finesse.errors import FinesseError
+from finesse.record import Record
 from finesse.support.files import open_regular
 from finesse.support.fingerprint import Fingerprint
 from finesse.support.layout import LOOPS_DIR, OWN_DIR
@@ -51,8 +51,7 @@ class GitError(FinesseError):
     """Git could not do what was asked; str(err) is one line saying what failed."""
 
 
-@dataclass(frozen=True)
-class Completed:
+class Completed(Record):
     code: int
     out: bytes
     err: bytes
@@ -204,8 +203,7 @@ def changed_by_loop(root: Path, baseline: str | None, snapshot: Sequence[str]) -
             if stat_key(root, name) not in untouched]
 
 
-@dataclass(frozen=True)
-class LineChanges:
+class LineChanges(Record):
     added: int
     removed: int
     binary: int = 0  # files git counts no lines of
@@ -265,8 +263,7 @@ def _count_lines(path: Path, limit: int = 64 * 1024 * 1024) -> int | None:
 # --- off the Stop path: GitPython ------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LogEntry:
+class LogEntry(Record):
     sha: str
     subject: str
 

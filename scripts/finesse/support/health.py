@@ -9,16 +9,15 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from finesse.record import Record
 from finesse.support import runtime
 
 PLUGIN_ROOT = runtime.SCRIPTS_DIR.parent
 DEPENDENCIES = ("pydantic", "click", "git", "yaml")
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Record):
     name: str
     ok: bool
     detail: str

@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from finesse.models import ModelUsage
+from finesse.record import Record, field
+from finesse.results import Cursor, ModelUsage
 from finesse.support.files import open_regular
 
 # At most this much is read at one stop; an iteration that wrote more (huge tool output) is
@@ -29,16 +29,7 @@ WINDOW = 32 * 1024 * 1024
 RECENT_IDS = 64
 
 
-@dataclass(frozen=True)
-class Cursor:
-    offset: int
-    identity: str  # device and inode: a replaced file starts again; "" for a file that did
-    # not exist yet when the cursor was made (whatever file appears is read from `offset`)
-    recent_ids: tuple[str, ...] = ()  # the last message ids counted, newest last
-
-
-@dataclass
-class Tokens:
+class Tokens(Record, frozen=False):
     """Token counts for one model."""
 
     input: int = 0
@@ -53,8 +44,7 @@ class Tokens:
         self.cache_read += _count(usage.get("cache_read_input_tokens"))
 
 
-@dataclass
-class Increment:
+class Increment(Record, frozen=False):
     """What the transcript gained since the cursor."""
 
     cursor: Cursor | None

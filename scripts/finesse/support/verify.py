@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from finesse.models import CommandResult
+from finesse.results import CommandResult
 from finesse.support.fingerprint import fingerprint as stable_digest
 
 DEFAULT_TIMEOUT_SECONDS = 300.0

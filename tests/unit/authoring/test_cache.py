@@ -25,7 +25,7 @@ from finesse.authoring.cache.model import (
 from finesse.authoring.cache.store import CacheStore, GitHistory, load_config
 from finesse.errors import StateError, UsageError
 from finesse.loop.request import project_prices
-from finesse.models import Price
+from finesse.results import Price
 
 WHEN = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 LATER = datetime(2025, 3, 2, 9, 30, tzinfo=UTC)

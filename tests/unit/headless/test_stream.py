@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 
 from finesse.headless.stream import StreamError, StreamReader, StreamSummary
-from finesse.models import ModelUsage, Quota
+from finesse.results import ModelUsage, Quota
 from tests.helpers import streams as s
 
 RESET = 1796161271

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from finesse.judging.records import WORKER_TYPE, judge_of
+from finesse.judging.records import WORKER_TYPE
 from finesse.loop.lifecycle import stop_loop
+from finesse.models import judge_of
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
 from tests.helpers.judging import FAIL, WORKER, JudgeSession, context

@@ -15,6 +15,7 @@ from finesse.loop.grammar import LOOP_USAGE as USAGE
 from finesse.loop.grammar import RESUME_USAGE
 from finesse.loop.status import start_context
 from finesse.models import LoopState
+from finesse.results import Cursor
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
 from tests.helpers.hooks import Session, env_for, prompt_input, stop_hook, stop_input, submit
@@ -74,7 +75,7 @@ def test_start_writes_state_and_adds_context(git_repo: Path, store: LoopStore) -
         quiesce_after=2,
         baseline_commit=git(git_repo, "rev-parse", "HEAD"),
         tree_fingerprint=gitstate.tree_fingerprint(git_repo),
-        transcript_offset=0,  # no transcript yet (a session's first prompt): from its start
+        cursor=Cursor(0, ""),  # no transcript yet (a session's first prompt): from its start
     )
     assert state.tree_fingerprint is not None
     assert not (git_repo / "X").exists()

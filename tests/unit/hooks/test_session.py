@@ -14,7 +14,8 @@ import pytest
 from finesse.engine import end_loop
 from finesse.hooks.session import handle_end, handle_start, main_end, main_start
 from finesse.loop.status import start_context
-from finesse.models import LoopState, replace
+from finesse.models import LoopState
+from finesse.record import replace
 from finesse.state.store import LoopStore
 from tests.helpers.hooks import env_for, session_end_input, session_start_input
 from tests.helpers.states import (

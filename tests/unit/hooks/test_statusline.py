@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from finesse.hooks.statusline import describe, main, quota_of, read_quota, render
-from finesse.models import CommandResult, IterationRecord, ModelUsage, Quota
+from finesse.models import Budgets, IterationRecord
+from finesse.results import CommandResult, ModelUsage, Quota
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
 from tests.helpers.states import SESSION, T0, T1, command_result, make_state
@@ -70,7 +71,7 @@ def test_no_loop_in_this_session(git_repo: Path, store: LoopStore) -> None:
 
 
 def test_windows_are_recorded_for_the_projects_loops(git_repo: Path, store: LoopStore) -> None:
-    store.save(make_state(git_repo, stop_at_quota=80))
+    store.save(make_state(git_repo, budgets=Budgets(stop_at_quota=80)))
     render(status_input(git_repo), {}, NOW, None)
     assert read_quota(store.paths, NOW) == Quota(
         at=NOW, five_hour=42, five_hour_resets_at=datetime.fromtimestamp(RESETS_5H, UTC),
@@ -130,7 +131,7 @@ def test_a_chained_status_line_comes_first(git_repo: Path, tmp_path: Path) -> No
 
 def test_as_claude_code_runs_it(git_repo: Path, store: LoopStore) -> None:
     # bin/ralph statusline: the fast path, standard library only (python3 -S, no venv).
-    store.save(spent_loop(git_repo, stop_at_quota=80))
+    store.save(spent_loop(git_repo, budgets=Budgets(stop_at_quota=80)))
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     done = subprocess.run([sys.executable, "-S", str(PLUGIN / "bin" / "ralph"), "statusline"],
                           input=status_input(git_repo), capture_output=True, env=env,

@@ -8,7 +8,8 @@ import json
 import os
 from pathlib import Path
 
-from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, judge_of
+from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE
+from finesse.models import judge_of
 from finesse.state.paths import StatePaths
 from tests.helpers.judging import FAIL, PASS, WORKER, JudgeSession, context
 from tests.helpers.repo import write

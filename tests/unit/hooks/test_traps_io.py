@@ -120,7 +120,7 @@ def test_a_fifo_transcript_is_passed_over(git_repo: Path, tmp_path: Path) -> Non
     assert _stop(git_repo, None, transcript=transcript).output() == _continues(2)
     assert _stop(git_repo, "working", transcript=transcript).output() == _continues(3)
     state = active(git_repo)
-    assert (state.transcript_offset, [r.tool_calls for r in state.iterations]) == (
+    assert (state.cursor, [r.tool_calls for r in state.iterations]) == (
         None, [None, None])
 
 

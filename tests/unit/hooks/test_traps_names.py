@@ -14,7 +14,7 @@ from finesse.support.files import shown_name
 from tests.helpers.hooks import continuation, prompt_input, stop_input
 from tests.helpers.launch import PROMPT_SUBMIT, STOP, Run, hook_env, run_launcher, run_ralph
 from tests.helpers.repo import git, head
-from tests.helpers.states import SESSION, active, files_under, only_archived, store_for
+from tests.helpers.states import SESSION, active, files_under, gate_of, only_archived, store_for
 from tests.helpers.texts import NOTES
 
 TRACKED = os.fsdecode(b"caf\xe9.txt")  # not UTF-8: the name holds the byte 0xE9
@@ -138,7 +138,7 @@ def test_gate_mode_commits_a_file_whose_name_is_not_utf8(git_repo: Path) -> None
                            capture_output=True, check=True).stdout
     assert sorted(names.strip(b"\0").split(b"\0")) == [b"caf\xe9.txt", b"new-\xfe.txt"]
     assert git(git_repo, "status", "--porcelain", "--", ".", ":(exclude).claude") == ""
-    assert active(git_repo).iteration_base == sha
+    assert gate_of(active(git_repo)).iteration_base == sha
 
 
 # --- 13. a NUL byte in the Approach line, lone surrogates -----------------------------------------
@@ -213,4 +213,4 @@ def test_a_lone_surrogate_in_a_gate_loop_reply_is_committed_and_recorded(git_rep
     assert git(git_repo, "log", "-1", "--format=%s") == (
         "ralph: iteration 1: lone \ufffd surrogate")
     state = active(git_repo)
-    assert (state.iteration, state.iteration_base) == (2, head(git_repo))
+    assert (state.iteration, gate_of(state).iteration_base) == (2, head(git_repo))

@@ -218,12 +218,14 @@ def test_a_cancel_in_a_read_only_folder_still_ends_the_loop(
 
 
 def _loop_file_with(root: Path, **fields: object) -> bytes:
-    """The session's loop file as started, with `fields` replaced (a JSON text each)."""
+    """The session's loop file as started, with `fields` replaced (a JSON text each); a
+    name `part.field` is a field of one of the state's parts (`budgets.max_tokens`)."""
     path = store_for(root).paths.loop_file(SESSION)
     text = path.read_text()
     for name, value in fields.items():
-        text, found = re.subn(rf'\n  "{name}": [^\n]*?(,?)\n', rf'\n  "{name}": {value}\1\n',
-                              text)
+        leaf, indent = name.rpartition(".")[2], "  " * (name.count(".") + 1)
+        text, found = re.subn(rf'\n{indent}"{leaf}": [^\n]*?(,?)\n',
+                              rf'\n{indent}"{leaf}": {value}\1\n', text)
         assert found == 1, name
     return text.encode()
 
@@ -287,12 +289,15 @@ ABSURD = [
     ({"max_iterations": "9" * 5000}, r"the file: not valid JSON \(.*digits.*\)"),
     ({"timeout_minutes": 10**30}, r"timeout_minutes: expected an integer from 0 to 10080"),
     ({"idle_iterations": -1}, r"idle_iterations: expected an integer from 0 to 1000000"),
-    ({"max_tokens": -1}, r"max_tokens: expected an integer from 0 to 1000000000000"),
-    ({"max_tokens": 10**30}, r"max_tokens: expected an integer from 0 to 1000000000000"),
-    ({"max_cost": "NaN"}, r"max_cost: expected an amount from 0 to 1000000"),
-    ({"max_cost": -5.0}, r"max_cost: expected an amount from 0 to 1000000"),
-    ({"stop_at_quota": 10**30}, r"stop_at_quota: expected an integer from 0 to 100"),
-    ({"transcript_offset": -1}, r"transcript_offset: expected an integer from 0 to \d+"),
+    ({"budgets.max_tokens": -1},
+     r"budgets\.max_tokens: expected an integer from 0 to 1000000000000"),
+    ({"budgets.max_tokens": 10**30},
+     r"budgets\.max_tokens: expected an integer from 0 to 1000000000000"),
+    ({"budgets.max_cost": "NaN"}, r"budgets\.max_cost: expected an amount from 0 to 1000000"),
+    ({"budgets.max_cost": -5.0}, r"budgets\.max_cost: expected an amount from 0 to 1000000"),
+    ({"budgets.stop_at_quota": 10**30},
+     r"budgets\.stop_at_quota: expected an integer from 0 to 100"),
+    ({"cursor.offset": -1}, r"cursor\.offset: expected an integer from 0 to \d+"),
 ]
 
 

@@ -3,15 +3,16 @@ finesse.judging.decide, first match wins."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
 from finesse.judging import steps
 from finesse.judging.decide import JudgeDecision, decide_stop, stale_verification
-from finesse.judging.records import JudgeState, with_judge
-from finesse.models import ModelUsage, Quota
+from finesse.judging.records import JudgeState
+from finesse.models import Budgets
+from finesse.record import replace
+from finesse.results import ModelUsage, Quota
 from tests.helpers.judging import (
     FAIL,
     PASS,
@@ -197,7 +198,7 @@ def test_a_fresh_verifier_run_feeds_the_final_status() -> None:
 
 
 def test_the_budget_ends_it_mid_attempt_counting_what_is_not_yet_recorded() -> None:
-    state = steps.worker_start(judge_loop(max_tokens=1000), "w1", at(0)).state
+    state = steps.worker_start(judge_loop(budgets=Budgets(max_tokens=1000)), "w1", at(0)).state
     state = steps.worker_done(state, dict(WORKER), at(1), [green()], [],
                               [ModelUsage("claude-sonnet-4-5", 900, 50)]).state
     decision = decide_stop(state, view(2, usage=[ModelUsage("claude-sonnet-4-5", 40, 20)]))
@@ -222,7 +223,8 @@ def test_the_deadline_and_the_quota() -> None:
     timed = judge_loop(timeout_minutes=30, deadline_at=T0 + timedelta(minutes=30))
     assert decide_stop(timed, view(31)).outcome == "timeout"
     quota = Quota(at=T0, five_hour=91.0)
-    assert decide_stop(judge_loop(stop_at_quota=90), view(1, quota=quota)).outcome == "quota"
+    decision = decide_stop(judge_loop(budgets=Budgets(stop_at_quota=90)), view(1, quota=quota))
+    assert decision.outcome == "quota"
 
 
 def test_changes_seen_at_a_stop_while_no_worker_runs_are_outside_changes() -> None:
@@ -240,17 +242,16 @@ def test_changes_while_the_worker_runs_are_the_workers() -> None:
 
 
 def test_the_cursor_and_the_orchestrators_spend_are_kept() -> None:
-    from finesse.support.usage import Cursor
+    from finesse.results import Cursor
 
     decision = decide_stop(judge_loop(), view(1, usage=[ModelUsage("m", 3, 1)],
                                               cursor=Cursor(120, "1:2", ("msg_1",))))
-    assert (decision.state.transcript_offset, decision.state.transcript_identity,
-            decision.state.recent_message_ids) == (120, "1:2", ["msg_1"])
+    assert decision.state.cursor == Cursor(120, "1:2", ("msg_1",))
     assert judge(decision.state).main_usage == [ModelUsage("m", 3, 1)]
 
 
 def test_the_decision_type() -> None:
-    state = with_judge(judge_loop(), JudgeState(criteria=["x"]))
+    state = replace(judge_loop(), judge=JudgeState(criteria=["x"]))
     assert isinstance(decide_stop(state, view(1)), JudgeDecision)
     assert replace(decide_stop(state, view(1))).action == "continue"
 

@@ -4,7 +4,6 @@ failures repeat), bounded in size whatever the agents wrote."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from finesse.judging import prompts, steps
@@ -18,6 +17,7 @@ from finesse.judging.prompts import (
 )
 from finesse.judging.records import JudgeState
 from finesse.models import LoopState
+from finesse.record import replace
 from tests.helpers.judging import FAIL, WORKER, at, attempt, green, judge, judge_loop, red
 from tests.helpers.states import command_result
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from finesse import schema
-from finesse.judging.records import Attempt, JudgeState, judge_of, merge_usage, with_judge
-from finesse.models import LoopState, ModelUsage
+from finesse.judging.records import Attempt, JudgeState, merge_usage
+from finesse.models import LoopState, judge_of
+from finesse.record import replace
+from finesse.results import ModelUsage
 from tests.helpers.judging import FAIL, PASS, attempt, judge_loop
 from tests.helpers.states import T0, make_state
 
@@ -17,15 +20,14 @@ def test_a_judge_state_round_trips_through_the_state_file() -> None:
     state = attempt(judge_loop(), "w1", "j1", FAIL)
     again = LoopState.from_json(state.to_json())
     assert judge_of(again) == judge_of(state)
-    assert again.judge is not None and again.judge["attempts"][0]["verdict"] == FAIL
+    assert judge_of(again).attempts[0].verdict == FAIL
 
 
 def test_the_judge_part_is_checked_strictly() -> None:
     state = judge_loop()
     assert state.judge is not None
-    broken = LoopState.from_json(state.to_json().replace('"criteria"', '"kriteria"'))
     with pytest.raises(schema.SchemaError, match=r"judge\.kriteria: unknown field"):
-        judge_of(broken)
+        LoopState.from_json(state.to_json().replace('"criteria"', '"kriteria"'))
     with pytest.raises(ValueError, match="not a judge-mode loop"):
         judge_of(make_state(Path("/p")))
 
@@ -53,6 +55,6 @@ def test_merge_usage_adds_per_model() -> None:
         ModelUsage("a", 2, 3, 4, 5), ModelUsage("b", 5)]
 
 
-def test_with_judge_stores_json() -> None:
-    state = with_judge(make_state(Path("/p")), JudgeState(criteria=["c"]))
-    assert state.judge is not None and state.judge["criteria"] == ["c"]
+def test_the_judge_part_is_stored_as_json() -> None:
+    state = replace(make_state(Path("/p")), judge=JudgeState(criteria=["c"]))
+    assert json.loads(state.to_json())["judge"] == schema.to_dict(JudgeState(criteria=["c"]))

@@ -4,14 +4,15 @@ changed tree, and a pass the plugin's own checks disagree with ends the attempt.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from finesse.judging import steps
-from finesse.judging.records import Attempt, JudgeState, with_judge
-from finesse.models import CommandResult, IterationRecord, LoopState, ModelUsage
+from finesse.judging.records import Attempt, JudgeState
+from finesse.models import IterationRecord, LoopState
+from finesse.record import replace
+from finesse.results import CommandResult, ModelUsage
 from finesse.spend import cost
 from tests.helpers.judging import (
     FAIL,
@@ -199,7 +200,7 @@ def test_a_void_verdict_clears_the_judge_and_keeps_its_spend() -> None:
 
 def test_a_closed_attempt_carries_every_part_of_its_spend() -> None:
     state = steps.worker_start(judge_loop(), "w1", at(0)).state
-    state = with_judge(state, replace(judge(state), main_usage=[ModelUsage("m", 1, 1)]))
+    state = replace(state, judge=replace(judge(state), main_usage=[ModelUsage("m", 1, 1)]))
     state = steps.worker_done(state, dict(WORKER), at(1), [green()], [],
                               [ModelUsage("m", 10, 2)]).state
     state = steps.judge_start(state, "j1", at(2)).state

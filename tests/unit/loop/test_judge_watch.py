@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from finesse.errors import UsageError
-from finesse.judging.records import judge_of
 from finesse.loop import judge_watch
-from finesse.models import ModelUsage
+from finesse.models import judge_of
+from finesse.results import ModelUsage
 from finesse.state.paths import StatePaths
 from tests.helpers.repo import write
 from tests.helpers.states import SESSION, make_state

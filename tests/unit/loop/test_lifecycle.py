@@ -3,7 +3,6 @@ repositories; gate mode's refusals before a start and its --allow-dirty snapshot
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 
 from finesse.engine import end_loop
 from finesse.errors import UsageError
-from finesse.loop.budgets import Budgets
+from finesse.loop.gate.commits import current_branch
 from finesse.loop.grammar import ResumeRequest
 from finesse.loop.lifecycle import (
     cancel_loop,
@@ -25,7 +24,9 @@ from finesse.loop.report import EndFacts, render_report
 from finesse.loop.request import StartRequest
 from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.loop.status import describe, start_context
-from finesse.models import IterationRecord, LoopState, ModelUsage, ResumeRecord, replace
+from finesse.models import Budgets, Gate, IterationRecord, LoopState, ResumeRecord
+from finesse.record import replace
+from finesse.results import Cursor, ModelUsage
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
 from finesse.support.git import LineChanges
@@ -121,7 +122,7 @@ def test_an_adopted_notebook_is_one_sessions_only(git_repo: Path, store: LoopSto
     second = start_loop(store, OTHER_SESSION, request, T0)
     assert (first.notebook, second.notebook) == ("tasks/todo.md", None)
     # Named with --plan, it is the user's own choice, for every loop that names it.
-    third = start_loop(store, THIRD_SESSION, dataclasses.replace(
+    third = start_loop(store, THIRD_SESSION, replace(
         request, plan_file="tasks/todo.md"), T0)
     assert third.notebook == "tasks/todo.md"
 
@@ -140,19 +141,18 @@ def test_start_loop_remembers_where_the_transcript_ends(git_repo: Path, store: L
     transcript.write_bytes(b'{"type": "user"}\n')
     state = start_loop(store, SESSION, StartRequest(prompt="go"), T0, transcript=transcript)
     info = transcript.stat()
-    assert (state.transcript_offset, state.transcript_identity) == (
-        17, f"{info.st_dev}:{info.st_ino}")
+    assert state.cursor == Cursor(17, f"{info.st_dev}:{info.st_ino}")
     # A session's first prompt: the transcript is not written yet; count from its start.
     store.paths.loop_file(SESSION).unlink()
     fresh = start_loop(store, SESSION, StartRequest(prompt="go"), T0,
                        transcript=tmp_path / "not-yet.jsonl")
-    assert (fresh.transcript_offset, fresh.transcript_identity) == (0, "")
+    assert fresh.cursor == Cursor(0, "")
     # Something that is not a file there: nothing to count from.
     store.paths.loop_file(SESSION).unlink()
     os.mkfifo(tmp_path / "fifo.jsonl")
     odd = start_loop(store, SESSION, StartRequest(prompt="go"), T0,
                      transcript=tmp_path / "fifo.jsonl")
-    assert (odd.transcript_offset, odd.transcript_identity) == (None, "")
+    assert odd.cursor is None
 
 
 def test_start_loop_refusals(git_repo: Path, store: LoopStore) -> None:
@@ -509,8 +509,8 @@ SPENT = [IterationRecord(number=n, started_at=T0, ended_at=T0, result="continue"
 )
 def test_resume_after_a_spent_budget_needs_a_larger_one(
         git_repo: Path, store: LoopStore, budget: dict[str, object], raised: str) -> None:
-    previous = replace(limited(git_repo, iteration=4, iterations=SPENT, **budget),
-                       outcome="budget")
+    previous = replace(limited(git_repo, iteration=4, iterations=SPENT,
+                               budgets=Budgets(**budget)), outcome="budget")
     with pytest.raises(UsageError) as refused:
         resume_loop(store, previous, ResumeRequest(), T2, by="test")
     assert str(refused.value).startswith("the loop's budget is still spent (")
@@ -518,26 +518,30 @@ def test_resume_after_a_spent_budget_needs_a_larger_one(
     assert store.load(SESSION) is None
     larger = Budgets(max_tokens=16000) if "max_tokens" in budget else Budgets(max_cost=6.0)
     state = resume_loop(store, previous, ResumeRequest(budgets=larger), T2, by="test")
-    assert (state.iteration, state.max_tokens, state.max_cost) == (
+    assert (state.iteration, state.budgets.max_tokens, state.budgets.max_cost) == (
         5, larger.max_tokens or None, larger.max_cost or None)
 
 
 def test_resume_of_a_gate_loop_goes_on_from_the_branch_head_is_on(git_repo: Path,
                                                                   store: LoopStore) -> None:
-    previous = replace(limited(git_repo, gate=[GATE], gate_branch="refs/heads/main",
-                               iteration_base=head(git_repo)), outcome="limit")
+    previous = replace(limited(git_repo, gate=Gate([GATE], branch="refs/heads/main",
+                                                   iteration_base=head(git_repo))),
+                       outcome="limit")
     git(git_repo, "switch", "-q", "-c", "elsewhere")
     write(git_repo, "mine.txt", "a person's commit")
     git(git_repo, "add", "mine.txt")
     git(git_repo, "commit", "-qm", "mine")
     state = resume_loop(store, previous, ResumeRequest(), T2, by="test")
-    assert (state.gate_branch, state.iteration_base) == ("refs/heads/elsewhere", head(git_repo))
+    assert state.gate is not None
+    assert (state.gate.branch, state.gate.iteration_base) == (
+        "refs/heads/elsewhere", head(git_repo))
 
 
 def test_resume_of_a_gate_loop_on_a_detached_head_is_refused(git_repo: Path,
                                                               store: LoopStore) -> None:
-    previous = replace(limited(git_repo, gate=[GATE], gate_branch="refs/heads/main",
-                               iteration_base=head(git_repo)), outcome="limit")
+    previous = replace(limited(git_repo, gate=Gate([GATE], branch="refs/heads/main",
+                                                   iteration_base=head(git_repo))),
+                       outcome="limit")
     git(git_repo, "switch", "-q", "--detach")
     with pytest.raises(UsageError) as refused:
         resume_loop(store, previous, ResumeRequest(), T2, by="test")
@@ -626,9 +630,9 @@ def test_outside_git_is_refused(tmp_path: Path) -> None:
 def test_a_clean_start_records_its_base_and_no_snapshot(gate_project: Path) -> None:
     before = commits(gate_project)
     state = start(gate_project, f'Work --gate "{GATE}" --effort high')
-    assert (state.gate, state.effort, state.snapshot_commit, state.iteration_base) == (
-        [GATE], "high", None, head(gate_project))
-    assert (state.red_streak, state.empty_iterations, state.repairing) == (0, 0, False)
+    assert (state.gate, state.effort) == (
+        Gate([GATE], branch=current_branch(gate_project), iteration_base=head(gate_project)),
+        "high")
     assert commits(gate_project) == before
 
 
@@ -642,7 +646,8 @@ def test_allow_dirty_commits_a_snapshot_recorded_in_state_and_report(gate_projec
     assert commits(gate_project) == [f"ralph: snapshot before loop {state.loop_id}", *before]
     assert git(gate_project, "show", "--name-status", "--format=", snapshot) == (
         "M\tREADME.md\nA\tscratch.txt")
-    assert (state.snapshot_commit, state.iteration_base) == (snapshot, snapshot)
+    assert state.gate is not None
+    assert (state.gate.snapshot_commit, state.gate.iteration_base) == (snapshot, snapshot)
     assert active(gate_project) == state
     assert project_status(gate_project) == ""
 

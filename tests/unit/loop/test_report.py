@@ -15,7 +15,9 @@ from finesse.loop.report import (
     resume_command,
     skipped_checks,
 )
-from finesse.models import IterationRecord, LoopState, ModelUsage, ResumeRecord, replace
+from finesse.models import Budgets, IterationRecord, LoopState, ResumeRecord
+from finesse.record import replace
+from finesse.results import ModelUsage
 from finesse.support.git import LineChanges
 from finesse.support.markdown import strip_code
 from tests.helpers.states import T0, command_result, make_state
@@ -312,7 +314,7 @@ def test_resume_command_after_a_budget_raises_what_was_spent(
     spent = [IterationRecord(number=n, started_at=T0, ended_at=T0, result="continue", cost=0.75,
                              usage=[ModelUsage("claude-sonnet-4-5", 1000, 500, 500, 9000)])
              for n in range(1, 5)]  # 8,000 tokens, an estimated $3.00
-    state = replace(LIMITED, outcome="budget", iterations=spent, **budgets)
+    state = replace(LIMITED, outcome="budget", iterations=spent, budgets=Budgets(**budgets))
     assert resume_command(state) == command
 
 

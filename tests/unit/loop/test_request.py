@@ -12,7 +12,7 @@ import pytest
 
 from finesse.errors import UsageError
 from finesse.loop.request import StartRequest, start_request
-from finesse.models import Price
+from finesse.results import Price
 from finesse.spend import DEFAULT_PRICES
 from tests.helpers.repo import write
 from tests.helpers.requests import ROOT, parse, refusal

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from finesse.errors import StateError
-from finesse.models import IterationRecord, replace
+from finesse.models import IterationRecord
+from finesse.record import replace
 from finesse.state import store as store_module
 from finesse.state.store import CorruptStateError, LoopStore
 from tests.helpers.states import (
@@ -103,14 +104,16 @@ def test_unreadable_file_is_moved_aside(store: LoopStore, content: bytes, where:
         ({"iteration": 0}, "iteration: expected an integer >= 1"),
         ({"max_iterations": "many"},
          "max_iterations: expected an integer"),
-        ({"version": 2}, "version: expected one of 1, not 2"),
+        ({"version": 3}, "version: expected one of 2, not 3"),
         ({"outcome": "exploded"},
          "outcome: expected one of 'success', 'limit', 'cancelled', 'aborted', 'blocked', "
          "'failure', 'quiesced', 'timeout', 'budget', 'quota', 'error', not 'exploded'"),
         ({"surprise": True}, "surprise: unknown field"),
-        ({"max_tokens": -1}, "max_tokens: expected an integer from 0 to 1000000000000"),
-        ({"max_cost": -5.0}, "max_cost: expected an amount from 0 to 1000000"),
-        ({"stop_at_quota": 101}, "stop_at_quota: expected an integer from 0 to 100"),
+        ({"budgets": {"max_tokens": -1}},
+         "budgets.max_tokens: expected an integer from 0 to 1000000000000"),
+        ({"budgets": {"max_cost": -5.0}}, "budgets.max_cost: expected an amount from 0 to 1000000"),
+        ({"budgets": {"stop_at_quota": 101}},
+         "budgets.stop_at_quota: expected an integer from 0 to 100"),
     ],
 )
 def test_wrong_schema_is_moved_aside(

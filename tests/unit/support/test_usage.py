@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from finesse.results import Cursor
 from finesse.support import usage
-from finesse.support.usage import Cursor, Tokens, read_increment, start_cursor
+from finesse.support.usage import Tokens, read_increment, start_cursor
 
 
 def assistant(message_id: str, blocks: list[dict[str, object]], *, model: str = "claude-opus-4-5",

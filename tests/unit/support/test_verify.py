@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.models import CommandResult
+from finesse.results import CommandResult
 from finesse.support import verify
 from finesse.support.verify import (
     fingerprint,

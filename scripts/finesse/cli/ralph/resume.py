@@ -11,7 +11,8 @@ from finesse.cli.ralph.common import project_option, store_for
 from finesse.loop.budgets import parse_budgets
 from finesse.loop.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest
 from finesse.loop.resume import latest_resumable, resume_loop
-from finesse.models import LoopState, replace
+from finesse.models import LoopState
+from finesse.record import replace
 from finesse.state.paths import is_valid_session_id
 from finesse.state.store import LoopStore, utcnow
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from finesse.loop.gate.commits import (
@@ -18,14 +17,14 @@ from finesse.loop.gate.commits import (
     head_sha,
     untracked_in,
 )
+from finesse.record import Record
 from finesse.support.files import shown_name
 from finesse.support.git import SCOPE, Git, join_names
 
 SUBMODULE_MODE = "160000"
 
 
-@dataclass(frozen=True)
-class RevertResult:
+class RevertResult(Record):
     """What revert_to did, for the loop history and the report; paths sorted, relative to
     the project root.
 

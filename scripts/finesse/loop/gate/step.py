@@ -14,23 +14,24 @@ from pathlib import Path
 
 from finesse.errors import FinesseError
 from finesse.loop.gate import commits, revert
-from finesse.models import CommandResult, GateStep, LoopState
+from finesse.models import Gate, LoopState
+from finesse.results import CommandResult, GateStep
 from finesse.signals import record_fields
 from finesse.support.markdown import strip_code
 
 Runner = Callable[[Sequence[str], Path], list[CommandResult]]
 
 
-def _branch_moved(state: LoopState, root: Path) -> str:
+def _branch_moved(gate: Gate, root: Path) -> str:
     """Why gate mode must not touch the tree this stop, or "": HEAD left the branch the loop
     started on (a switch, a detached HEAD). Committing or reverting there could undo a
     person's commits on another branch."""
-    if state.gate_branch is None:
+    if gate.branch is None:
         return ""
     now = commits.current_branch(root)
-    if now == state.gate_branch:
+    if now == gate.branch:
         return ""
-    started = state.gate_branch.removeprefix("refs/heads/")
+    started = gate.branch.removeprefix("refs/heads/")
     seen = ("HEAD is detached" if now is None
             else f"HEAD is on {now.removeprefix('refs/heads/')}")
     return (f"the branch changed during the iteration: the loop runs on {started} and {seen}; "
@@ -48,8 +49,11 @@ def summary_line(reply: str | None) -> str:
 
 
 def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner) -> GateStep:
-    results = run(state.gate, root)
-    moved = _branch_moved(state, root)
+    gate = state.gate
+    if gate is None:
+        raise ValueError("a gate step for a loop without a gate")
+    results = run(gate.commands, root)
+    moved = _branch_moved(gate, root)
     if moved:
         return GateStep(results, "error", error=moved)
     try:
@@ -58,16 +62,17 @@ def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner) 
                                               summary=summary_line(reply),
                                               loop_id=state.loop_id)
             head = commits.head_sha(root)
-            if commit is None and head != state.iteration_base:
+            if commit is None and head != gate.iteration_base:
                 commit = head  # the agent committed its work itself
             return GateStep(results, "committed" if commit else "empty", commit=commit)
-        if not state.repairing:
+        if not gate.repairing:
             return GateStep(results, "repair")
-        base = state.iteration_base or commits.head_sha(root)
+        base = gate.iteration_base or commits.head_sha(root)
         reverted = revert.revert_to(root, base, loop_id=state.loop_id,
                                     spare=[state.notebook] if state.notebook else [])
         return GateStep(results, "reverted", commit=reverted.revert_commit,
                         restored=list(reverted.restored), removed=list(reverted.removed),
-                        untouched=list(reverted.untouched), baseline=run(state.gate, root))
+                        untouched=list(reverted.untouched),
+                        baseline=run(gate.commands, root))
     except FinesseError as err:
         return GateStep(results, "error", error=str(err))

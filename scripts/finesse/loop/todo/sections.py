@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from finesse.errors import UsageError
+from finesse.record import Record
 from finesse.support.files import shown_name
 from finesse.support.markdown import CODE_SPAN, Fences, lines_with_offsets
 from finesse.support.markdown import heading as markdown_heading
@@ -33,8 +33,7 @@ REVIEW_MARKER = "<!-- finesse:review -->"
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
-@dataclass(frozen=True)
-class Section:
+class Section(Record):
     """A level-2 section: its heading as written and where it sits in the text.
 
     `line` is the heading's 0-based line index; `heading_start` its offset; the body is
@@ -52,8 +51,7 @@ class Section:
         return text[self.body_start : self.body_end]
 
 
-@dataclass(frozen=True)
-class Heading:
+class Heading(Record):
     level: int
     title: str
     line: int

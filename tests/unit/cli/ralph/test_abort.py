@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.models import replace
+from finesse.record import replace
 from finesse.state.store import LoopStore
 from tests.helpers.cli import run
 from tests.helpers.states import OTHER_SESSION, SESSION, T0, T1, files_under, make_state

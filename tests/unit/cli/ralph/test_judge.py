@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.judging.records import judge_of
+from finesse.models import judge_of
 from finesse.state.store import LoopStore
 from tests.helpers.cli import run
 from tests.helpers.judging import FAIL, PASS, WORKER, JudgeSession

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from finesse.models import IterationRecord, ModelUsage
+from finesse.models import IterationRecord
+from finesse.results import ModelUsage
 from finesse.schema import to_dict
 from finesse.spend import PRICES_DATED
 from finesse.state.store import LoopStore

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from finesse.models import IterationRecord, ModelUsage, ResumeRecord, replace
+from finesse.models import Budgets, IterationRecord, ResumeRecord
+from finesse.record import replace
+from finesse.results import ModelUsage
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
 from tests.helpers.cli import ended_loop, run
@@ -109,7 +111,7 @@ def test_resume_after_a_spent_budget(capsys: pytest.CaptureFixture[str], root: P
                              usage=[ModelUsage("claude-sonnet-4-5", 1000, 500, 500)])
              for n in (1, 2)]  # 4,000 tokens, an estimated $3.00
     ended_loop(store, root, "aaa111", 10, outcome="budget", iteration=2, iterations=spent,
-               max_cost=3.0)
+               budgets=Budgets(max_cost=3.0))
     code, out, err = run(capsys, "resume", "--project", str(root))
     assert (code, out) == (2, "")
     assert err.startswith("ralph resume: the loop's budget is still spent (an estimated $3.00 ")
@@ -123,5 +125,6 @@ def test_resume_after_a_spent_budget(capsys: pytest.CaptureFixture[str], root: P
     assert (code, err) == (0, "")
     state = store.load(SESSION)
     assert state is not None
-    assert (state.iteration, state.max_cost, state.max_tokens, state.stop_at_quota) == (
+    assert (state.iteration, state.budgets.max_cost, state.budgets.max_tokens,
+            state.budgets.stop_at_quota) == (
         3, 6.0, 1_000_000, 90)

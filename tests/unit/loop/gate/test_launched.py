@@ -26,7 +26,7 @@ from tests.helpers.repo import (
     status_but,
     write,
 )
-from tests.helpers.states import OTHER_SESSION, SESSION, active, only_archived, store_for
+from tests.helpers.states import OTHER_SESSION, SESSION, active, gate_of, only_archived, store_for
 from tests.helpers.texts import REVERTED_NOTE
 
 START = f'/ralph-loop Work --gate "{GATE}"'
@@ -117,7 +117,7 @@ def test_a_monorepo_loop_touches_only_its_project(monorepo: Path) -> None:
     git(top, "add", "other/staged.py")
     claude = LaunchedSession(monorepo, SESSION)
     started(claude, f"{START} --max-iterations 3")
-    assert active(monorepo).snapshot_commit is None
+    assert gate_of(active(monorepo)).snapshot_commit is None
 
     # Iteration 1, green: only the project's files are committed, while the user goes on
     # working elsewhere; their staged file stays staged.
@@ -268,7 +268,7 @@ def test_a_branch_changed_during_the_iteration_is_left_alone(gate_project: Path,
                f"reverted. Switch back (`git switch {loop_branch}`), check what the iteration "
                "did, then start a new loop")
     assert banner == f"{message}\n{report_link(loop)}"
-    assert (loop.outcome, loop.red_streak, loop.iterations[-1].gate_action) == (
+    assert (loop.outcome, gate_of(loop).red_streak, loop.iterations[-1].gate_action) == (
         "failure", 0, "error")
     assert f"- Status: FAILURE - {message}" in report.splitlines()
     # Neither branch moved, no commit was made, nothing was reverted or removed.

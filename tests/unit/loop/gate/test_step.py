@@ -12,7 +12,7 @@ from finesse.state.store import utcnow
 from tests.helpers.gate import DONE_FILE, GATE, gate_section, start
 from tests.helpers.hooks import continuation, stop_reply
 from tests.helpers.repo import branches, commits, git, head, project_status, write
-from tests.helpers.states import SESSION, active, only_archived, store_for
+from tests.helpers.states import SESSION, active, gate_of, only_archived, store_for
 from tests.helpers.texts import REVERTED_NOTE
 
 HEADER = "output <promise>RALPH_LOOP_STOP</promise> only when it is completely true"
@@ -67,7 +67,8 @@ def test_a_green_iteration_is_committed(gate_project: Path) -> None:
     assert git(gate_project, "symbolic-ref", "--short", "HEAD") == current
     assert branches(gate_project) == {**heads, current: sha}
     after = active(gate_project)
-    assert (after.iteration_base, after.red_streak, after.empty_iterations) == (sha, 0, 0)
+    gate = gate_of(after)
+    assert (gate.iteration_base, gate.red_streak, gate.empty_iterations) == (sha, 0, 0)
     assert [(r.gate_action, r.commit) for r in after.iterations] == [("committed", sha)]
 
 
@@ -78,7 +79,8 @@ def test_a_red_iteration_gets_the_repair_prompt_and_keeps_its_changes(gate_proje
     assert stop_reply(gate_project, "Approach: break it") == repair_asked(2)
     assert (head(gate_project), project_status(gate_project)) == (start_head, "?? broken.txt")
     after = active(gate_project)
-    assert (after.repairing, after.red_streak, after.iteration_base) == (True, 0, start_head)
+    gate = gate_of(after)
+    assert (gate.repairing, gate.red_streak, gate.iteration_base) == (True, 0, start_head)
     assert [r.gate_action for r in after.iterations] == ["repair"]
 
 
@@ -92,7 +94,7 @@ def test_a_repair_that_goes_green_is_committed(gate_project: Path) -> None:
     assert stop_reply(gate_project, "Approach: drop the broken file") == standing(3)
     assert commits(gate_project) == ["ralph: iteration 2: drop the broken file", *before]
     after = active(gate_project)
-    assert (after.repairing, after.red_streak, after.iteration_base) == (
+    assert (gate_of(after).repairing, gate_of(after).red_streak, gate_of(after).iteration_base) == (
         False, 0, head(gate_project))
 
 
@@ -114,7 +116,8 @@ def test_red_after_the_repair_is_reverted(gate_project: Path) -> None:
     assert not (gate_project / "newdir").exists()
     assert (gate_project / "debug.log").read_text() == "ignored, kept\n"
     after = active(gate_project)
-    assert (after.red_streak, after.repairing, after.iteration_base) == (1, False, start_head)
+    gate = gate_of(after)
+    assert (gate.red_streak, gate.repairing, gate.iteration_base) == (1, False, start_head)
     last = after.iterations[-1]
     assert (last.gate_action, last.commit, last.restored, last.removed) == (
         "reverted", None, ["README.md"], ["broken.txt", "newdir/deep/new.txt", "repair.txt"])
@@ -138,7 +141,7 @@ def test_three_reverted_iterations_end_the_loop_as_failure(gate_project: Path) -
             "(at iteration 6/8).\n"
             f"Report: .claude/ralph/reports/{loop.loop_id}.md")},
     ]
-    assert (loop.outcome, loop.red_streak, loop.iteration) == ("failure", 3, 6)
+    assert (loop.outcome, gate_of(loop).red_streak, loop.iteration) == ("failure", 3, 6)
     assert [r.result for r in loop.iterations] == ["continue"] * 5 + ["failure"]
     assert (head(gate_project), project_status(gate_project)) == (start_head, "")
     assert store_for(gate_project).load(SESSION) is None
@@ -221,7 +224,8 @@ def test_a_commit_the_agent_made_itself_counts_as_the_iterations(gate_project: P
     assert stop_reply(gate_project, "Approach: commit it myself") == standing(2)
     assert commits(gate_project) == ["agent: add the feature", *before]
     after = active(gate_project)
-    assert (after.iteration_base, after.empty_iterations) == (head(gate_project), 0)
+    gate = gate_of(after)
+    assert (gate.iteration_base, gate.empty_iterations) == (head(gate_project), 0)
     assert [(r.gate_action, r.commit) for r in after.iterations] == [
         ("committed", head(gate_project))]
 
@@ -240,7 +244,7 @@ def test_a_gate_red_on_the_reverted_baseline_is_a_failure_outside_the_streak(
         "the gate or its environment is broken (an infrastructure failure, not counted as an "
         "iteration's result).\n"
         f"Report: .claude/ralph/reports/{loop.loop_id}.md")}
-    assert (loop.outcome, loop.red_streak) == ("failure", 0)
+    assert (loop.outcome, gate_of(loop).red_streak) == ("failure", 0)
     assert [(r.gate_action, r.removed) for r in loop.iterations] == [
         ("repair", []), ("reverted", ["attempt.txt"])]
     assert (head(gate_project), project_status(gate_project)) == (start_head, "")
@@ -259,6 +263,6 @@ def test_a_branch_moved_back_during_a_repair_is_a_git_failure(gate_project: Path
         "during the iteration (reset, amend or rebase); not reverting: restore it by hand "
         "(git reflog lists both)\n"
         f"Report: .claude/ralph/reports/{loop.loop_id}.md")}
-    assert (loop.outcome, loop.red_streak, [r.gate_action for r in loop.iterations]) == (
+    assert (loop.outcome, gate_of(loop).red_streak, [r.gate_action for r in loop.iterations]) == (
         "failure", 0, ["repair", "error"])
     assert (gate_project / "broken.txt").read_text() == "broken\n"  # nothing was reverted
