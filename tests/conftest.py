@@ -128,7 +128,7 @@ def session(git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     from datetime import timedelta
 
     import finesse.hooks.prompt_submit
-    import finesse.hooks.stop
+    import finesse.loop.observe
     from tests.helpers.hooks import Session
     from tests.helpers.states import T0
 
@@ -138,7 +138,7 @@ def session(git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         return T0 + timedelta(minutes=next(ticks))
 
     monkeypatch.setattr(finesse.hooks.prompt_submit, "utcnow", now)
-    monkeypatch.setattr(finesse.hooks.stop, "utcnow", now)
+    monkeypatch.setattr(finesse.loop.observe, "utcnow", now)
     return Session(git_repo, tmp_path / "transcript.jsonl")
 
 
@@ -148,9 +148,9 @@ def judge_session(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> JudgeSessi
     stops, tool calls); each hook call reads the time once, a minute apart from T0."""
     from datetime import timedelta
 
-    import finesse.hooks.judge_stop
     import finesse.hooks.prompt_submit
     import finesse.hooks.subagent
+    import finesse.loop.observe
     from tests.helpers.judging import JudgeSession
     from tests.helpers.states import T0
 
@@ -159,8 +159,7 @@ def judge_session(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> JudgeSessi
     def now() -> datetime:
         return T0 + timedelta(minutes=next(ticks))
 
-    for module in (finesse.hooks.prompt_submit, finesse.hooks.subagent,
-                   finesse.hooks.judge_stop):
+    for module in (finesse.hooks.prompt_submit, finesse.hooks.subagent, finesse.loop.observe):
         monkeypatch.setattr(module, "utcnow", now)
     return JudgeSession(git_repo)
 

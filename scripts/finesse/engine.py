@@ -59,7 +59,7 @@ ABORTED_BY = frozenset({"/ralph-abort", "`ralph abort`"})
 def claims_done(state: LoopState, observation: Observation) -> bool:
     """The agent says the work is done: the promise or VERIFIED_COMPLETE in a reply whose
     terminal line is not BLOCKED, or the loop-done file."""
-    return observation.loop_done or observation.read(state.promise).claims_completion
+    return observation.loop_done or observation.reading.claims_completion
 
 
 def needs_verification(state: LoopState, observation: Observation) -> bool:
@@ -67,7 +67,7 @@ def needs_verification(state: LoopState, observation: Observation) -> bool:
     has read the reply and run the gate, not the commands yet)."""
     if not state.verify or observation.cancelled:
         return False
-    if observation.read(state.promise).blocked:
+    if observation.reading.blocked:
         return False
     gate = observation.gate
     if gate is not None and not gate.green:
@@ -78,7 +78,7 @@ def needs_verification(state: LoopState, observation: Observation) -> bool:
 def decide(state: LoopState, observation: Observation) -> Decision:
     done = f"{state.iteration}/{state.max_iterations}"
     now = observation.now
-    reading = observation.read(state.promise)
+    reading = observation.reading
     if observation.cancelled:
         by = observation.cancelled_by or "the kill switch"
         outcome: Outcome = "aborted" if by in ABORTED_BY else "cancelled"
@@ -135,7 +135,7 @@ def decide(state: LoopState, observation: Observation) -> Decision:
 def _success(state: LoopState, observation: Observation, done: str) -> Decision:
     """The claim stands: verified by green commands (or a green gate), or, with neither,
     on the agent's word alone, and said so."""
-    reading = observation.read(state.promise)
+    reading = observation.reading
     how = (f"<promise>{state.promise}</promise>" if reading.promised
            else "RESULT: VERIFIED_COMPLETE" if reading.claims_completion
            else "the loop-done file")

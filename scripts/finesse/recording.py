@@ -11,7 +11,7 @@ from finesse.models import IterationRecord, LoopState, Outcome
 from finesse.prompts import loop_prompt, repair_prompt
 from finesse.record import Record, field, replace
 from finesse.results import CommandResult, Cursor, GateStep, ModelUsage, Quota
-from finesse.signals import Reading, read_reply
+from finesse.signals import Reading
 from finesse.spend import cost
 
 EXCERPT_CHARS = 300
@@ -21,9 +21,10 @@ RESUMABLE: frozenset[str] = frozenset(
 
 
 class Observation(Record):
-    """What the Stop hook saw. `reply` is None when it could not be read; `reading` is the
-    reply read once (`signals.read_reply`), made from `reply` when not given; `verification`
-    is None when no command was run; `tool_calls` None when the transcript could not tell."""
+    """What a stop saw (`finesse.loop.observe` gathers it). `reply` is None when it could not
+    be read; `reading` is that reply read once (`signals.read_reply`: an empty Reading for
+    no reply); `verification` is None when no command was run; `tool_calls` None when the
+    transcript could not tell."""
 
     reply: str | None
     now: datetime
@@ -33,17 +34,12 @@ class Observation(Record):
     tree_fingerprint: str | None = None
     gate: GateStep | None = None  # gate mode: what the gate and git did this iteration
     loop_done: bool = False  # the agent wrote `done` to its loop-done file
-    reading: Reading | None = None
+    reading: Reading = field(default_factory=Reading)
     cancelled_by: str = ""  # who asked for the cancel, when one was asked for
     usage: list[ModelUsage] = field(default_factory=list)  # this iteration's tokens, by model
     usage_partial: bool = False
     cursor: Cursor | None = None  # where the transcript was read to
     quota: Quota | None = None  # the plan's usage windows, as the status line last saw them
-
-    def read(self, promise: str) -> Reading:
-        if self.reading is not None:
-            return self.reading
-        return read_reply(self.reply, promise) if self.reply is not None else Reading()
 
 
 class Decision(Record):
@@ -80,7 +76,7 @@ def stored(results: list[CommandResult]) -> list[CommandResult]:
 def record(state: LoopState, observation: Observation, result: str) -> LoopState:
     """The state with this iteration recorded (its reply, checks and what git did)."""
     reply = observation.reply or ""
-    fields = observation.read(state.promise).fields
+    fields = observation.reading.fields
     tree_changed = (
         None if observation.tree_fingerprint is None
         else observation.tree_fingerprint != state.tree_fingerprint

@@ -16,6 +16,7 @@ from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, JudgeState
 from finesse.models import LoopState, judge_of
 from finesse.record import replace
 from finesse.results import CommandResult
+from finesse.signals import read_reply
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
 from tests.helpers.states import SESSION, T0, command_result, make_state
@@ -64,6 +65,11 @@ def at(minutes: int, tree: str | None = "tree-0", changed: list[str] | None = No
 
 
 def view(minutes: int, tree: str | None = "tree-0", **fields: Any) -> StopView:
+    """A stop of the main thread, `minutes` after T0; its reply (if any) read once, as
+    `finesse.loop.observe.gather` reads it."""
+    reply = fields.get("reply")
+    if reply is not None:
+        fields.setdefault("reading", read_reply(reply, "DONE"))
     return StopView(now=T0 + timedelta(minutes=minutes), tree=tree, **fields)
 
 

@@ -12,7 +12,9 @@ from typing import Any
 
 from finesse.models import Gate, LoopState
 from finesse.record import replace
+from finesse.recording import Observation
 from finesse.results import CommandResult
+from finesse.signals import Reading, read_reply
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
 from finesse.support.verify import fingerprint
@@ -58,6 +60,14 @@ def gate_of(state: LoopState) -> Gate:
     """A gate-mode loop's gate part (an AssertionError for any other loop)."""
     assert state.gate is not None, "not a gate-mode loop"
     return state.gate
+
+
+def observed(reply: str | None, now: datetime, *, promise: str = "DONE",
+         **fields: Any) -> Observation:
+    """An observation of `reply`, read once for a loop whose promise is `promise` (as
+    `finesse.loop.observe` reads it)."""
+    reading = read_reply(reply, promise) if reply is not None else Reading()
+    return Observation(reply=reply, now=now, reading=reading, **fields)
 
 
 def command_result(command: str, exit_code: int | None = 0, output: str = "",

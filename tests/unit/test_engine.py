@@ -24,7 +24,16 @@ from finesse.schema import from_dict, to_dict
 from finesse.signals import digest
 from finesse.support import git as gitstate
 from tests.helpers.repo import git
-from tests.helpers.states import SESSION, T0, T1, changed, command_result, make_state, store_for
+from tests.helpers.states import (
+    SESSION,
+    T0,
+    T1,
+    changed,
+    command_result,
+    make_state,
+    observed,
+    store_for,
+)
 from tests.helpers.texts import NOTES, REVERTED_NOTE
 
 ROOT = Path("/project")
@@ -38,7 +47,7 @@ def state(**overrides: object) -> LoopState:
 def seen(reply: str | None, *, tool_calls: int | None = 1, tree: str | None = None,
          verification: list[CommandResult] | None = None, cancelled: bool = False,
          now: datetime = T1) -> Observation:
-    return Observation(reply=reply, now=now, cancelled=cancelled, verification=verification,
+    return observed(reply=reply, now=now, cancelled=cancelled, verification=verification,
                        tool_calls=tool_calls, tree_fingerprint=tree)
 
 
@@ -125,7 +134,7 @@ def test_reason_carries_the_prompt_verbatim() -> None:
 
 def test_promise_ends_with_success() -> None:
     before = state(iteration=3)
-    decision = decide(before, Observation(reply=PROMISE_REPLY, now=T1))
+    decision = decide(before, observed(reply=PROMISE_REPLY, now=T1))
     message = "Ralph loop done: <promise>DONE</promise> at iteration 3/8" + UNVERIFIED
     assert decision == Decision(
         "end",
@@ -151,7 +160,7 @@ def test_promise_in_code_does_not_end() -> None:
 
 def test_cancelled_beats_promise() -> None:
     before = state(iteration=2)
-    decision = decide(before, Observation(reply=PROMISE_REPLY, now=T1, cancelled=True))
+    decision = decide(before, observed(reply=PROMISE_REPLY, now=T1, cancelled=True))
     message = "Ralph loop cancelled by the kill switch at iteration 2/8."
     assert decision == Decision(
         "end",
@@ -170,12 +179,12 @@ def test_cancelled_beats_promise() -> None:
 
 
 def test_cancelled_beats_cap() -> None:
-    decision = decide(state(iteration=8), Observation(reply="x", now=T1, cancelled=True))
+    decision = decide(state(iteration=8), observed(reply="x", now=T1, cancelled=True))
     assert (decision.action, decision.outcome) == ("end", "cancelled")
 
 
 def test_promise_beats_cap() -> None:
-    decision = decide(state(iteration=8), Observation(reply=PROMISE_REPLY, now=T1))
+    decision = decide(state(iteration=8), observed(reply=PROMISE_REPLY, now=T1))
     assert (decision.action, decision.outcome, decision.message) == (
         "end", "success", "Ralph loop done: <promise>DONE</promise> at iteration 8/8" + UNVERIFIED
     )
@@ -252,14 +261,14 @@ def test_reply_none_at_cap_is_limit() -> None:
 def test_decide_does_not_mutate_its_input() -> None:
     before = state()
     snapshot = to_dict(before)
-    decide(before, Observation(reply=PROMISE_REPLY, now=T1))
-    decide(before, Observation(reply="x", now=T1))
+    decide(before, observed(reply=PROMISE_REPLY, now=T1))
+    decide(before, observed(reply="x", now=T1))
     assert to_dict(before) == snapshot
     # The ends that copy the history and mark its last record: quiescence and the cap.
     earlier = record(1, "continue", "x", tool_calls=None)
     repeated = state(iteration=2, iterations=[earlier], last_reply_digest=digest("x"))
     snapshot = to_dict(repeated)
-    assert decide(repeated, Observation(reply="x", now=T1)).outcome == "quiesced"
+    assert decide(repeated, observed(reply="x", now=T1)).outcome == "quiesced"
     assert decide(replace(repeated, iteration=8), seen("y")).outcome == "limit"
     assert to_dict(repeated) == snapshot
 
@@ -277,7 +286,7 @@ def test_decide_always_yields_a_valid_state(
     reply: str, iteration: int, cap: int, cancelled: bool, tool_calls: int | None
 ) -> None:
     before = state(iteration=min(iteration, cap), max_iterations=cap)
-    decision = decide(before, Observation(reply=reply, now=T1, cancelled=cancelled,
+    decision = decide(before, observed(reply=reply, now=T1, cancelled=cancelled,
                                           tool_calls=tool_calls))
     from_dict(LoopState, to_dict(decision.state))  # still a valid file
     assert len(decision.state.iterations) == 1
@@ -879,7 +888,7 @@ def reverted(baseline: list[CommandResult] | None = None, commit: str | None = N
 def gate_seen(step: GateStep | None, reply: str = REPLY, now: datetime = T1,
          **fields: object) -> Observation:
     """An iteration that used a tool, so only the gate's counters can make it quiescent."""
-    return Observation(reply=reply, now=now, tool_calls=1, gate=step, **fields)  # type: ignore[arg-type]
+    return observed(reply=reply, now=now, tool_calls=1, gate=step, **fields)  # type: ignore[arg-type]
 
 
 def entry(number: int, result: str, step: GateStep, reply: str = REPLY,
@@ -1256,7 +1265,7 @@ def test_terminal_line_combinations(reply: str, outcome: str | None, with_verify
 def test_every_road_to_success_goes_through_the_verification(reply: str,
                                                              loop_done: bool) -> None:
     before = verifying(iteration=2)
-    claim = Observation(reply=reply, now=T1, tool_calls=1, loop_done=loop_done)
+    claim = observed(reply=reply, now=T1, tool_calls=1, loop_done=loop_done)
     assert needs_verification(before, claim)
     red = decide(before, replace(claim, verification=[RED]))
     assert (red.action, red.state.outcome, red.state.iterations[-1].result) == (

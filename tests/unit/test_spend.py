@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.engine import Observation, decide
+from finesse.engine import decide
 from finesse.models import Budgets, IterationRecord
 from finesse.record import replace
 from finesse.recording import RESUMABLE
@@ -23,7 +23,7 @@ from finesse.spend import (
     raised_budgets,
     totals,
 )
-from tests.helpers.states import T0, T1, command_result, make_state
+from tests.helpers.states import T0, T1, command_result, make_state, observed
 
 ROOT = Path("/project")
 SONNET = ModelUsage("claude-sonnet-4-5-20250929", input=1000, output=2000, cache_creation=3000,
@@ -117,7 +117,7 @@ def loop_with_budget(**budget: object) -> object:
 
 def test_a_budget_spent_ends_the_loop_as_budget_resumable() -> None:
     before = loop_with_budget(budgets=Budgets(max_tokens=15_000))
-    decision = decide(before, Observation("working", T1, tool_calls=1, usage=[SONNET]))
+    decision = decide(before, observed("working", T1, tool_calls=1, usage=[SONNET]))
     assert (decision.action, decision.state.outcome) == ("end", "budget")
     assert decision.message == (
         "Ralph loop stopped at iteration 3/8: its budget is spent: 18,000 tokens used "
@@ -129,14 +129,14 @@ def test_a_budget_spent_ends_the_loop_as_budget_resumable() -> None:
 
 def test_under_budget_the_loop_goes_on_and_records_the_spend() -> None:
     before = loop_with_budget(budgets=Budgets(max_tokens=18_001, max_cost=5.08))
-    decision = decide(before, Observation("working", T1, tool_calls=1, usage=[SONNET]))
+    decision = decide(before, observed("working", T1, tool_calls=1, usage=[SONNET]))
     assert decision.action == "continue"
     assert totals(decision.state).billed_tokens == 18_000
 
 
 def test_the_cost_budget_counts_this_iterations_estimate() -> None:
     before = loop_with_budget(budgets=Budgets(max_cost=5.07))
-    decision = decide(before, Observation("working", T1, tool_calls=1, usage=[SONNET]))
+    decision = decide(before, observed("working", T1, tool_calls=1, usage=[SONNET]))
     assert decision.state.outcome == "budget"
     assert "an estimated $5.07 spent, the --max-cost budget is $5.07" in decision.message
 
@@ -144,7 +144,7 @@ def test_the_cost_budget_counts_this_iterations_estimate() -> None:
 def test_a_verified_success_beats_a_spent_budget() -> None:
     before = replace(loop_with_budget(budgets=Budgets(max_tokens=100)), verify=["pytest -q"])
     green = [command_result("pytest -q", 0)]
-    done = decide(before, Observation("<promise>DONE</promise>", T1, tool_calls=1,
+    done = decide(before, observed("<promise>DONE</promise>", T1, tool_calls=1,
                                       usage=[SONNET], verification=green))
     assert done.state.outcome == "success"
 
@@ -152,7 +152,7 @@ def test_a_verified_success_beats_a_spent_budget() -> None:
 def test_a_rejected_claim_over_budget_ends_as_budget() -> None:
     before = replace(loop_with_budget(budgets=Budgets(max_tokens=100)), verify=["pytest -q"])
     red: list[CommandResult] = [command_result("pytest -q", 1)]
-    decision = decide(before, Observation("<promise>DONE</promise>", T1,
+    decision = decide(before, observed("<promise>DONE</promise>", T1,
                                           tool_calls=1, usage=[SONNET], verification=red))
     assert decision.state.outcome == "budget"
     assert decision.state.iterations[-1].result == "rejected"
@@ -160,13 +160,13 @@ def test_a_rejected_claim_over_budget_ends_as_budget() -> None:
 
 def test_blocked_beats_a_spent_budget() -> None:
     decision = decide(loop_with_budget(budgets=Budgets(max_tokens=100)),
-                      Observation("No key.\nRESULT: BLOCKED", T1, tool_calls=1, usage=[SONNET]))
+                      observed("No key.\nRESULT: BLOCKED", T1, tool_calls=1, usage=[SONNET]))
     assert decision.state.outcome == "blocked"
 
 
 def test_a_budget_comes_before_the_cap() -> None:
     before = replace(loop_with_budget(budgets=Budgets(max_tokens=100)), iteration=8)
-    decision = decide(before, Observation("working", T1, tool_calls=1, usage=[SONNET]))
+    decision = decide(before, observed("working", T1, tool_calls=1, usage=[SONNET]))
     assert decision.state.outcome == "budget"
 
 
@@ -191,7 +191,7 @@ RESETS = T1 + timedelta(hours=2, minutes=5)
 )
 def test_a_full_window_ends_the_loop_as_quota(quota: Quota, message: str) -> None:
     before = make_state(ROOT, iteration=2, budgets=Budgets(stop_at_quota=80))
-    decision = decide(before, Observation("working", T1, tool_calls=1, quota=quota))
+    decision = decide(before, observed("working", T1, tool_calls=1, quota=quota))
     assert (decision.action, decision.state.outcome) == ("end", "quota")
     assert decision.message == f"Ralph loop stopped at iteration 2/8: {message}"
     assert "quota" in RESUMABLE
@@ -208,5 +208,5 @@ def test_a_full_window_ends_the_loop_as_quota(quota: Quota, message: str) -> Non
 )
 def test_the_quota_rule_holds_back(stop_at: int | None, quota: Quota | None) -> None:
     before = make_state(ROOT, iteration=2, budgets=Budgets(stop_at_quota=stop_at))
-    decision = decide(before, Observation("working", T1, tool_calls=1, quota=quota))
+    decision = decide(before, observed("working", T1, tool_calls=1, quota=quota))
     assert decision.action == "continue"

@@ -33,7 +33,7 @@ from finesse.loop.report import title
 from finesse.models import LoopState
 from finesse.spend import totals
 from finesse.state.paths import StatePaths
-from finesse.state.store import utcnow
+from finesse.state.store import LoopStore, utcnow
 from finesse.support.git import head
 
 POLL_SECONDS = 0.2
@@ -162,7 +162,7 @@ def _worktrees(graph: GraphRun, runnable: list[GraphWorkflow], extra: list[str])
 
 def _run_all(graph: GraphRun, tasks: list[Task], run_one: RunOne, jobs: int,
              cancel: Cancel) -> None:
-    kill_switch = StatePaths(graph.root).kill_switch
+    store = LoopStore(StatePaths(graph.root))
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ralph-graph") as pool:
         running: dict[Future[LoopState], Task] = {}
         queue = list(tasks)
@@ -177,8 +177,9 @@ def _run_all(graph: GraphRun, tasks: list[Task], run_one: RunOne, jobs: int,
             done, _ = wait(running, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
             for future in done:
                 _record(graph.row(running.pop(future).workflow.name), future)
-            if kill_switch.exists():
-                cancel.request("the kill switch")
+            stopping = store.cancel_requested()
+            if stopping:
+                cancel.request(stopping)
             time.sleep(0)
 
 

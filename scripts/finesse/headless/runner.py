@@ -29,10 +29,11 @@ from finesse.engine import Decision, decide
 from finesse.errors import StateError, UsageError
 from finesse.headless import ending
 from finesse.headless.child import Cancel, ChildResult, Live, run_child
-from finesse.headless.observe import observe
 from finesse.headless.session import child_argv, child_env, new_session_id
+from finesse.headless.stream_source import StreamSource
 from finesse.loop.lifecycle import cancel_loop, finish, start_loop
 from finesse.loop.notebook import record_iteration
+from finesse.loop.observe import observe
 from finesse.loop.request import StartRequest
 from finesse.models import HeadlessRun, IterationRecord, LoopState
 from finesse.prompts import loop_prompt
@@ -181,8 +182,8 @@ def _child_timeout(state: LoopState) -> tuple[float | None, str]:
 
 def _stopped(store: LoopStore, run_id: str) -> bool:
     """Whether the loop ended, or must end, from outside while its agent works."""
-    return (store.paths.kill_switch.exists() or not store.paths.loop_file(run_id).exists()
-            or store.pending_cancel(run_id) is not None)
+    return (not store.paths.loop_file(run_id).exists()
+            or store.cancel_requested(run_id) is not None)
 
 
 def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, cancel: Cancel,
@@ -205,7 +206,7 @@ def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, can
             decision = decide(state, observation)
             note = ending.limit_note(result, wait)
         else:
-            decision = decide(state, observe(state, store, result, cancel, env))
+            decision = decide(state, observe(state, store, StreamSource(result, cancel), env))
             wait, note = None, ending.kill_note(result, limit_name)
         decision = ending.annotate(decision, note)
         if decision.action == "end":
@@ -250,9 +251,8 @@ def _wait(store: LoopStore, run_id: str, loop_id: str, cancel: Cancel, until: da
 def _cancel_between(store: LoopStore, run_id: str, loop_id: str, cancel: Cancel) -> Ended:
     """Cancel the loop while no iteration runs: nothing to record but the end."""
     with store.locked(run_id):
-        by = cancel.by if cancel.requested else (
-            "the kill switch" if store.paths.kill_switch.exists()
-            else store.pending_cancel(run_id) or "a cancel request")
+        by = (cancel.by if cancel.requested
+              else store.cancel_requested(run_id) or "a cancel request")
         ended = cancel_loop(store, run_id, utcnow(), by=by)
     if ended is None:
         return ended_outside(store, loop_id)

@@ -2,67 +2,59 @@
 lock): the main thread's stop is answered from the state (`finesse.judging.decide`), never
 counted as an attempt by itself. Standard library only, like the rest of the Stop path.
 
-It measures what the decision needs: the orchestrator's spend since the last stop, the
-agents still running in the background (Claude Code lists them in the Stop input), the
-working tree, the protected paths when a pass waits, and, when the loop ends short of a
-pass on a tree the verifiers have not seen, a fresh verifier run for the final status.
+It takes the first part of every stop's observation (`finesse.loop.observe.gather`: the
+orchestrator's reply read once, its spend since the last stop, a cancel) and measures what
+the decision needs besides: the agents still running in the background (Claude Code lists
+them in the Stop input), the working tree, the protected paths when a pass waits, and, when
+the loop ends short of a pass on a tree the verifiers have not seen, a fresh verifier run
+for the final status.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
 from finesse.hooks.output import HookOutput, continue_turn, tell_user
-from finesse.hooks.statusline import read_quota
 from finesse.judging.decide import LIMITS, StopView, decide_stop, stale_verification
 from finesse.loop import judge_watch
 from finesse.loop.lifecycle import finish
 from finesse.loop.notebook import record_iteration
-from finesse.models import LoopState, judge_of
+from finesse.loop.observe import gather
+from finesse.models import LoopState, StopInput, judge_of
 from finesse.record import replace
-from finesse.results import Cursor, ModelUsage
-from finesse.state.store import LoopStore, utcnow
-from finesse.support.files import is_regular_file
-from finesse.support.usage import read_increment
+from finesse.state.store import LoopStore
 from finesse.support.verify import run_all
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
-def running_agents(fields: Mapping[str, Any]) -> list[tuple[str, str]]:
+    from finesse.loop.observe import Source
+
+
+def running_agents(data: StopInput) -> list[tuple[str, str]]:
     """(id, agent type) of each subagent the Stop input lists as still running."""
     found = []
-    for task in fields.get("background_tasks") or []:
+    tasks = data.background_tasks if isinstance(data.background_tasks, list) else []
+    for task in tasks:
         if (isinstance(task, dict) and task.get("type") == "subagent"
                 and task.get("status") == "running"):
             found.append((str(task.get("id", "")), str(task.get("agent_type", ""))))
     return found
 
 
-def _spend(state: LoopState, transcript: str | None) -> tuple[list[ModelUsage], Cursor | None]:
-    """The orchestrator's tokens since the last stop (its own transcript's new bytes)."""
-    if not transcript or not is_regular_file(Path(transcript)):
-        return [], None
-    increment = read_increment(Path(transcript), state.cursor)
-    if increment is None:
-        return [], None
-    return increment.model_usage(), increment.cursor
-
-
-def handle_judge_stop(store: LoopStore, state: LoopState, fields: Mapping[str, Any],
-                      reply: str | None, cancelled_by: str | None,
+def handle_judge_stop(store: LoopStore, state: LoopState, data: StopInput, source: Source,
                       env: Mapping[str, str]) -> HookOutput | None:
     root = store.paths.root
-    transcript = fields.get("transcript_path")
-    usage, cursor = _spend(state, transcript if isinstance(transcript, str) else None)
+    gathered = gather(state, store, source)
+    activity = gathered.activity
     tree = judge_watch.tree(root, state.baseline_commit)
-    now = utcnow()
     current = judge_of(state).current
     view = StopView(
-        now=now, reply=reply, cancelled_by=cancelled_by or "",
-        background=running_agents(fields), tree=tree.fingerprint, changed=tree.changed,
-        usage=usage, cursor=cursor,
-        quota=read_quota(store.paths, now) if state.budgets.stop_at_quota is not None else None,
+        now=gathered.now, reply=activity.reply, reading=gathered.reading,
+        cancelled_by=gathered.cancelled_by, background=running_agents(data),
+        tree=tree.fingerprint, changed=tree.changed, usage=list(activity.usage),
+        cursor=activity.cursor,
+        quota=(source.quota(store, gathered.now)
+               if state.budgets.stop_at_quota is not None else None),
         protect_changed=(judge_watch.protect_changes(root, judge_of(state))
                          if current is not None and current.passed else []),
     )

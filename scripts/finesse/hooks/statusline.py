@@ -27,14 +27,12 @@ from typing import Any, BinaryIO, TextIO
 
 from finesse.models import LoopState
 from finesse.results import Quota
-from finesse.schema import to_json
 from finesse.spend import totals
 from finesse.state.paths import StatePaths, is_valid_session_id
+from finesse.state.quota import record_quota
 from finesse.state.store import LoopStore
-from finesse.support.files import FileProblem, read_bytes, write_atomic
 
 CHAIN_TIMEOUT_SECONDS = 2.0
-QUOTA_FILE = "quota.json"
 
 
 def _when(value: object) -> datetime | None:
@@ -64,26 +62,6 @@ def quota_of(data: Mapping[str, Any], now: datetime) -> Quota | None:
         return None
     return Quota(at=now, five_hour=five, five_hour_resets_at=five_resets, seven_day=week,
                  seven_day_resets_at=week_resets)
-
-
-QUOTA_BYTES = 64 * 1024  # the figures are a few hundred bytes
-
-
-def read_quota(paths: StatePaths, now: datetime) -> Quota | None:
-    """The figures the status line recorded last; a window whose reset time has passed
-    counts as empty."""
-    from finesse.schema import SchemaError, from_json
-
-    try:  # never blocks: a FIFO or a device at the path is passed over
-        quota = from_json(Quota, read_bytes(paths.base / QUOTA_FILE, subject=QUOTA_FILE,
-                                            limit=QUOTA_BYTES))
-    except (FileProblem, SchemaError):
-        return None
-    five = quota.five_hour if quota.five_hour_resets_at is None or \
-        quota.five_hour_resets_at > now else None
-    week = quota.seven_day if quota.seven_day_resets_at is None or \
-        quota.seven_day_resets_at > now else None
-    return Quota(quota.at, five, quota.five_hour_resets_at, week, quota.seven_day_resets_at)
 
 
 def _tokens(count: int) -> str:
@@ -136,7 +114,7 @@ def render(raw: bytes, env: Mapping[str, str], now: datetime, chain: str | None)
     state = None
     if store.paths.loops.is_dir():
         if quota is not None:
-            write_atomic(store.paths.base / QUOTA_FILE, to_json(quota))
+            record_quota(store.paths, quota)
         if is_valid_session_id(session):
             try:
                 state = store.load(str(session))

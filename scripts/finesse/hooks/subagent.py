@@ -72,8 +72,7 @@ def handle_start(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | N
         state = store.load(session)
         if state is None or state.judge is None:
             return None
-        stopping = ("the kill switch" if store.paths.kill_switch.exists()
-                    else store.pending_cancel(session))
+        stopping = store.cancel_requested(session)
         if stopping:
             return add_context("SubagentStart", STOPPING.format(why=stopping))
         seen = _seen(store, state)

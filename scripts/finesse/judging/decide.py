@@ -34,7 +34,7 @@ from finesse.models import IterationRecord, LoopState, Outcome, judge_of
 from finesse.record import Record, field, replace
 from finesse.recording import end_loop, excerpt, stored
 from finesse.results import CommandResult, Cursor, ModelUsage, Quota
-from finesse.signals import read_reply
+from finesse.signals import Reading
 from finesse.spend import cost, over_budget
 
 LIMITS: frozenset[str] = frozenset({"limit", "budget", "quota", "timeout"})
@@ -45,6 +45,7 @@ class StopView(Record):
 
     now: datetime
     reply: str | None = None
+    reading: Reading = field(default_factory=Reading)  # the reply, read once
     cancelled_by: str = ""
     background: list[tuple[str, str]] = field(default_factory=list)  # running (id, type)
     tree: str | None = None
@@ -187,7 +188,7 @@ def _decide(state: LoopState, view: StopView) -> JudgeDecision:
             state = steps.judge_void(state, steps.Seen(view.now, view.tree, view.changed), [],
                                      "the working tree changed after the judge's verdict"
                                      ).state
-    claimed = view.reply is not None and read_reply(view.reply, state.promise).claims_completion
+    claimed = view.reading.claims_completion
     if claimed:
         judge = judge_of(state)
         state = replace(state, judge=replace(judge, claims=judge.claims + 1))

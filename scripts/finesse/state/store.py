@@ -166,6 +166,14 @@ class LoopStore:
             return False
         return True
 
+    def cancel_requested(self, session_id: str | None = None) -> str | None:
+        """Who cancels this session's loop now: the kill switch (which stops every loop of
+        the project), or a cancel asked for while a stop held the loop's lock; None when
+        nobody does. Without a session: the kill switch alone (a graph of loops)."""
+        if self.paths.kill_switch.exists():
+            return "the kill switch"
+        return self.pending_cancel(session_id) if session_id is not None else None
+
     def pending_cancel(self, session_id: str) -> str | None:
         """Who asked to cancel this session's loop, if anyone has."""
         try:

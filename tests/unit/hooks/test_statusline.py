@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from finesse.hooks.statusline import describe, main, quota_of, read_quota, render
+from finesse.hooks.statusline import describe, main, quota_of, render
 from finesse.models import Budgets, IterationRecord
 from finesse.results import CommandResult, ModelUsage, Quota
 from finesse.state.paths import StatePaths
+from finesse.state.quota import read_quota
 from finesse.state.store import LoopStore
 from tests.helpers.states import SESSION, T0, T1, command_result, make_state
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from finesse.hooks import stop
+from finesse.loop import observe
 from finesse.loop.lifecycle import end_facts
 from finesse.loop.report import render_report
 from finesse.loop.status import start_context
@@ -544,7 +545,7 @@ def test_a_reply_written_after_the_hook_started_is_this_iterations_usage(
         if len(waits) == 2:  # the reply's lines land while the hook waits
             session._write(late)
 
-    monkeypatch.setattr(stop, "_sleep", sleep)
+    monkeypatch.setattr(observe, "_sleep", sleep)
     stop_hook(session.root, stop_input("working on it", SESSION, str(session.root),
                                        str(session.transcript)))
     state = active(session.root)
@@ -563,8 +564,8 @@ def test_a_transcript_that_never_catches_up_is_waited_for_a_second_at_most(
         session: Session, store: LoopStore, monkeypatch: pytest.MonkeyPatch) -> None:
     session.submit("/ralph-loop go --quiesce-after 5")
     clock = iter(range(1000))
-    monkeypatch.setattr(stop, "_monotonic", lambda: next(clock) * 0.05)
-    monkeypatch.setattr(stop, "_sleep", lambda seconds: None)
+    monkeypatch.setattr(observe, "_monotonic", lambda: next(clock) * 0.05)
+    monkeypatch.setattr(observe, "_sleep", lambda seconds: None)
     output = stop_hook(session.root, stop_input("never written", SESSION, str(session.root),
                                                 str(session.transcript)))
     assert output is not None  # the loop goes on; the usage comes with the next stop
