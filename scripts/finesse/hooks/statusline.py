@@ -30,6 +30,7 @@ from finesse.schema import to_json
 from finesse.spend import totals
 from finesse.state.paths import StatePaths, is_valid_session_id
 from finesse.state.store import LoopStore
+from finesse.support import processes
 from finesse.support.files import FileProblem, read_bytes, write_atomic
 
 CHAIN_TIMEOUT_SECONDS = 2.0
@@ -112,7 +113,7 @@ def describe(state: LoopState | None, quota: Quota | None) -> str:
 
 def _chained(command: str, raw: bytes) -> str:
     try:
-        done = subprocess.run(["/bin/sh", "-c", command], input=raw, capture_output=True,
+        done = subprocess.run(processes.shell(command), input=raw, capture_output=True,
                               timeout=CHAIN_TIMEOUT_SECONDS)
     except (OSError, subprocess.TimeoutExpired):
         return ""
