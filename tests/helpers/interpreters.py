@@ -94,3 +94,16 @@ def tools_path(folder: Path) -> str:
     assert git is not None, "the tests need git on PATH"
     (folder / "git").symlink_to(git)
     return str(folder)
+
+
+def version(program: Path) -> str:
+    """The full version `program` reports ("3.9.18")."""
+    import subprocess
+
+    done = subprocess.run([str(program), "-c", "import platform; print(platform.python_version())"],
+                          capture_output=True, text=True, check=True, timeout=60)
+    return done.stdout.strip()
+
+
+def version_info(program: Path) -> tuple[int, ...]:
+    return tuple(int(part) for part in version(program).split("."))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from finesse.support import interpreters
-from tests.helpers.interpreters import programs, python, wrapper
+from tests.helpers.interpreters import programs, python, version, version_info, wrapper
 from tests.helpers.launch import RALPH, REPO_ROOT, Run, hook_env, run_ralph
 
 FINESSE = REPO_ROOT / "bin" / "finesse"
@@ -23,12 +23,6 @@ def run_with(program: Path, tool: Path, argv: list[str], env: dict[str, str],
     done = subprocess.run([str(program), str(tool), *argv], capture_output=True, env=env,
                           cwd=cwd, timeout=120)
     return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
-
-
-def full_version(program: Path) -> str:
-    return subprocess.run([str(program), "-c", "import platform; print(platform.python_version())"],
-                          capture_output=True, text=True, check=True,
-                          timeout=60).stdout.strip()
 
 
 @pytest.mark.parametrize("old", ["3.8", "3.9"])
@@ -51,7 +45,7 @@ def test_with_nothing_suitable_one_line_and_exit_1(root: Path, tmp_path: Path, o
     result = run_with(bin_dir / "python3", RALPH, ["status"],
                       hook_env(root, PATH=str(bin_dir)), root)
     assert result == Run(1, "", interpreters.refusal(
-        tuple(int(part) for part in full_version(python(old)).split(".")), windows=False,
+        version_info(python(old)), windows=False,
         who="ralph") + "\n")
 
 
@@ -62,9 +56,9 @@ def test_ralph_doctor_still_reports_under_an_old_python(root: Path, tmp_path: Pa
     lines = result.stdout.splitlines()
     assert (result.code, result.stderr) == (1, "")
     assert lines[:2] == [
-        f"BAD python: {full_version(python('3.9'))} at {bin_dir / 'python3'}; finesse needs "
+        f"BAD python: {version(python('3.9'))} at {bin_dir / 'python3'}; finesse needs "
         "Python 3.11 or newer",
-        f"BAD hooks' python: python3 ({bin_dir / 'python3'}) is {full_version(python('3.9'))}, "
+        f"BAD hooks' python: python3 ({bin_dir / 'python3'}) is {version(python('3.9'))}, "
         f"older than 3.11, and none was found (looked for {interpreters.looked_for(False)}): "
         "install Python 3.11 or newer or set FINESSE_PYTHON to one",
     ]
@@ -77,7 +71,7 @@ def test_a_tool_re_run_under_one_still_too_old_says_so_and_goes_no_further(
     env = hook_env(root, PATH=str(bin_dir), FINESSE_PYTHON=str(python("3.8")))
     result = run_with(bin_dir / "python3", RALPH, ["status"], env, root)
     assert result == Run(1, "", interpreters.refusal(
-        tuple(int(part) for part in full_version(python("3.8")).split(".")),
+        version_info(python("3.8")),
         f"FINESSE_PYTHON={python('3.8')}", who="ralph") + "\n")
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from finesse.support import interpreters
 from tests.helpers.hooks import continuation, prompt_input, stop_input
-from tests.helpers.interpreters import programs, python, tools_path, wrapper
+from tests.helpers.interpreters import programs, python, tools_path, version, wrapper
 from tests.helpers.launch import LAUNCHER, REPO_ROOT, LaunchedSession, Run, hook_env, run_configured
 from tests.helpers.states import SESSION, active, only_archived
 from tests.helpers.texts import NOTES, UNVERIFIED_END, UNVERIFIED_START
@@ -54,12 +54,6 @@ def refused(version: str, looked_for: str = interpreters.looked_for(windows=Fals
         f"finesse: needs Python 3.11 or newer; python3 is {version}, and none was found "
         f"(looked for {looked_for}): install Python 3.11 or newer (from python.org, or e.g. "
         "`brew install python@3.12`) or set FINESSE_PYTHON to one; see `ralph doctor`")}
-
-
-def full_version(program: Path) -> str:
-    done = subprocess.run([str(program), "-c", "import platform; print(platform.python_version())"],
-                          capture_output=True, text=True, check=True, timeout=60)
-    return done.stdout.strip()
 
 
 def env_with(root: Path, path: list[Path | str], **extra: str) -> dict[str, str]:
@@ -100,7 +94,7 @@ def test_with_nothing_suitable_our_command_is_refused_and_nothing_else_is_touche
         result = run_configured("UserPromptSubmit", prompt_input(prompt, cwd=str(git_repo)), env,
                                 git_repo)
         assert (result.code, result.stderr) == (0, "")
-        assert result.output() == refused(full_version(python(old)))
+        assert result.output() == refused(version(python(old)))
     quiet = [run_configured("UserPromptSubmit", prompt_input("Fix the tests"), env, git_repo),
              run_configured("Stop", stop_input("<promise>RALPH_LOOP_STOP</promise>"), env,
                             git_repo),
@@ -118,7 +112,7 @@ def test_the_environments_interpreter_comes_before_those_on_path(git_repo: Path,
     venv = data / "venv-0123456789abcdef"
     venv.mkdir(parents=True)
     (venv / "pyvenv.cfg").write_text(
-        f"home = {python('3.12').parent}\nversion = {full_version(python('3.12'))}\n"
+        f"home = {python('3.12').parent}\nversion = {version(python('3.12'))}\n"
         f"executable = {python('3.12')}\n")
     (venv / interpreters.COMPLETE_MARK).write_text("")
     ran = tmp_path / "shim-ran"
@@ -142,7 +136,7 @@ def test_finesse_python_comes_first_and_one_too_old_is_refused_by_name(git_repo:
     assert (result.code, result.stderr) == (0, "")
     assert result.output() == {"decision": "block", "reason": (
         f"finesse: needs Python 3.11 or newer, and FINESSE_PYTHON={python('3.8')} is "
-        f"{full_version(python('3.8'))}: install Python 3.11 or newer (from python.org, or e.g. "
+        f"{version(python('3.8'))}: install Python 3.11 or newer (from python.org, or e.g. "
         "`brew install python@3.12`) or set FINESSE_PYTHON to one; see `ralph doctor`")}
     assert not (git_repo / ".claude").exists()
     env["FINESSE_PYTHON"] = str(python("3.12"))

@@ -3,18 +3,11 @@ under and why, from the PATH Claude Code would start `python3` from (real interp
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from finesse.support import interpreters
 from finesse.support.health import Check, hooks_python
-from tests.helpers.interpreters import programs, python
-
-
-def version(program: Path) -> str:
-    return subprocess.run([str(program), "-c", "import platform; print(platform.python_version())"],
-                          capture_output=True, text=True, check=True,
-                          timeout=60).stdout.strip()
+from tests.helpers.interpreters import programs, python, version
 
 
 def env_for(path: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
