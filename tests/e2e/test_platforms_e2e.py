@@ -66,3 +66,55 @@ def test_with_no_newer_python_the_command_is_refused_in_one_line(
         + interpreters.refusal(version_info(python("3.9")), windows=False)
         + f"\n\nOriginal prompt: {PROMPT}")
     assert not (project / ".claude").exists()
+
+
+def _plugin_with_a_stop_hook(root: Path, command: str, *args: str) -> Path:
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps(
+        {"name": "probe", "version": "0.0.1", "description": "one exec-form Stop hook"}))
+    (root / "hooks").mkdir()
+    (root / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": command, "args": list(args)}]}]}}))
+    return root
+
+
+def _notices(stdout: str, key: str) -> list[str]:
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    return [event["text"] for event in events
+            if event.get("type") == "system" and event.get("subtype") == "notification"
+            and event.get("key") == key]
+
+
+def test_an_exec_form_hook_whose_program_is_missing_shows_a_problem_at_every_stop(
+        run_claude: ClaudeRunner, project: Path, tmp_path: Path) -> None:
+    # Why hooks.json has one `python3` entry and no second one for Windows' `py -3`: on macOS
+    # and Linux, where there is no `py`, that entry would fail like this at every event.
+    missing = _plugin_with_a_stop_hook(tmp_path / "missing", "finesse-no-such-py", "-3", "-c",
+                                       "pass")
+    there = _plugin_with_a_stop_hook(tmp_path / "there", "python3", "-c", "pass")
+    stream = ["--verbose", "--output-format", "stream-json"]
+    runs = {}
+    for name, plugin in (("missing", missing), ("there", there)):
+        with FakeModel([[text("done")]]) as model:
+            runs[name] = run_claude("hello", cwd=project, model=model, plugin_dir=plugin,
+                                    extra_args=stream)
+        assert runs[name].returncode == 0 and runs[name].text == "done", runs[name].describe()
+    assert _notices(runs["missing"].stdout, "stop-hook-error") == [
+        "stop hook reported a problem \u00b7 ctrl+o to see"]
+    assert _notices(runs["there"].stdout, "stop-hook-error") == []
+
+
+def test_a_stop_hook_whose_interpreter_exits_2_blocks_the_turn_until_claude_code_overrides(
+        run_claude: ClaudeRunner, project: Path, tmp_path: Path) -> None:
+    # Python exits 2 on an option it does not know: a hand-over must only ever start a
+    # launcher an interpreter can run (finesse.hooks.relaunch), whose own exit is always 0.
+    plugin = _plugin_with_a_stop_hook(tmp_path / "usage-error", "python3", "-3", "-c", "pass")
+    with FakeModel([[text("done")]]) as model:
+        run = run_claude("hello", cwd=project, model=model, plugin_dir=plugin,
+                         extra_args=["--verbose", "--output-format", "stream-json"])
+    assert run.returncode == 0, run.describe()
+    assert model.call_count == 9, run.describe()  # a reply after each of 8 blocks; the 9th wins
+    assert _notices(run.stdout, "stop-hook-block-cap") == [
+        "A hook blocked the turn from ending 9 consecutive times\u2014overriding and ending "
+        "turn. For Stop/SubagentStop hooks, check stop_hook_active in the input and return "
+        "success while it's true. Set CLAUDE_CODE_STOP_HOOK_BLOCK_CAP to raise this limit."]

@@ -6,19 +6,22 @@ anything that needs a newer one.
 finesse needs Python 3.11 or newer (MIN_PYTHON). When the interpreter running a launcher is
 older, `candidates` offers others, in this order, each only if it is there:
 
-1. FINESSE_PYTHON, when set: the user's own choice, taken as given (a re-run under it that is
-   still too old says so and goes no further);
+1. FINESSE_PYTHON, when set: the user's own choice, a path or a name on PATH;
 2. the interpreter finesse's environment was built with (the `executable` of a built
    virtualenv's `pyvenv.cfg` in the plugin data folder), so a loop keeps the interpreter its
    dependencies were installed for;
 3. `python3.13`, `python3.12`, `python3.11` on PATH;
 4. on Windows, the Python launcher `py -3` (the newest Python 3 it knows).
 
-The search is cheap: a few `stat` calls and one small file read. A candidate on PATH that is a
-script rather than a program (a pyenv or asdf shim, which fails when its version is not the
-selected one) is run once to ask its version; a program is taken at its name's word. Nothing
-is searched when the running interpreter is new enough: the launchers compare
-`sys.version_info` first and import this module only for an old one.
+The search is cheap: a few `stat` calls and one small file read. FINESSE_PYTHON, and a
+candidate on PATH that is a script rather than a program (a pyenv or asdf shim, which fails
+when its version is not the selected one), are run once to ask their version: whatever the
+launcher hands over to must be a Python that runs it, since a program that exits 2 (as
+Python does on an option it refuses) would block a Stop. A program on PATH is taken at its
+name's word, and the environment's interpreter at its pyvenv.cfg's. A candidate that does
+not run, or is older than MIN_PYTHON, is passed over. Nothing is searched when the running
+interpreter is new enough: the launchers compare `sys.version_info` first and import this
+module only for an old one.
 """
 
 import os
@@ -198,6 +201,11 @@ def version_of(argv: "list[str]", env: "Mapping[str, str]") -> "tuple[int, ...] 
     return _version(done.stdout.decode("ascii", "replace"))
 
 
+def _runs_new_enough(argv: "list[str]", env: "Mapping[str, str]") -> bool:
+    version = version_of(argv, env)
+    return version is not None and version >= MIN_PYTHON
+
+
 def _named(value: str, env: "Mapping[str, str]", windows: bool) -> "str | None":
     """FINESSE_PYTHON's interpreter: a path as given, or a bare name found on PATH."""
     if os.sep in value or (os.altsep is not None and os.altsep in value):
@@ -212,7 +220,7 @@ def candidates(env: "Mapping[str, str]",
     chosen = env.get(VARIABLE, "")
     if chosen:
         found = _named(chosen, env, windows)
-        if found is not None:
+        if found is not None and _runs_new_enough([found], env):
             yield Candidate([found], VARIABLE + "=" + chosen)
     built = built_interpreter(env)
     if built is not None:
@@ -221,10 +229,8 @@ def candidates(env: "Mapping[str, str]",
         found = which(name, env, windows)
         if found is None:
             continue
-        if is_script(found):
-            version = version_of([found], env)
-            if version is None or version < MIN_PYTHON:
-                continue
+        if is_script(found) and not _runs_new_enough([found], env):
+            continue
         yield Candidate([found], name + " on PATH")
     if windows:
         launcher = which(WINDOWS_LAUNCHER[0], env, windows)

@@ -66,13 +66,12 @@ def test_ralph_doctor_still_reports_under_an_old_python(root: Path, tmp_path: Pa
 
 def test_a_tool_re_run_under_one_still_too_old_says_so_and_goes_no_further(
         root: Path, tmp_path: Path) -> None:
-    bin_dir = programs(tmp_path / "bin", python3=python("3.9"))
-    wrapper(bin_dir / "python3.11", sys.executable)  # never reached: FINESSE_PYTHON is first
-    env = hook_env(root, PATH=str(bin_dir), FINESSE_PYTHON=str(python("3.8")))
-    result = run_with(bin_dir / "python3", RALPH, ["status"], env, root)
+    bin_dir = programs(tmp_path / "bin", python3=python("3.9"), python3_12=python("3.8"))
+    wrapper(bin_dir / "python3.11", sys.executable)  # never reached: no second search
+    result = run_with(bin_dir / "python3", RALPH, ["status"], hook_env(root, PATH=str(bin_dir)),
+                      root)
     assert result == Run(1, "", interpreters.refusal(
-        version_info(python("3.8")),
-        f"FINESSE_PYTHON={python('3.8')}", who="ralph") + "\n")
+        version_info(python("3.8")), "python3.12 on PATH", who="ralph") + "\n")
 
 
 def test_the_hand_over_marker_is_dropped_once_the_tool_runs(root: Path) -> None:

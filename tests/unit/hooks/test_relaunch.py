@@ -127,30 +127,60 @@ def test_the_environments_interpreter_comes_before_those_on_path(git_repo: Path,
     assert not ran.exists()
 
 
-def test_finesse_python_comes_first_and_one_too_old_is_refused_by_name(git_repo: Path,
-                                                                      tmp_path: Path) -> None:
-    bin_dir = programs(tmp_path / "bin", python3=python("3.9"), python3_12=python("3.12"))
-    env = env_with(git_repo, [bin_dir, tools_path(tmp_path / "tools")],
-                   FINESSE_PYTHON=str(python("3.8")))
+def test_finesse_python_comes_first_and_one_too_old_is_passed_over(git_repo: Path,
+                                                                  tmp_path: Path) -> None:
+    only_old = programs(tmp_path / "old", python3=python("3.9"))
+    tools = tools_path(tmp_path / "tools")
+    env = env_with(git_repo, [only_old, tools], FINESSE_PYTHON=str(python("3.8")))
     result = run_configured("UserPromptSubmit", prompt_input(START), env, git_repo)
     assert (result.code, result.stderr) == (0, "")
-    assert result.output() == {"decision": "block", "reason": (
-        f"finesse: needs Python 3.11 or newer, and FINESSE_PYTHON={python('3.8')} is "
-        f"{version(python('3.8'))}: install Python 3.11 or newer (from python.org, or e.g. "
-        "`brew install python@3.12`) or set FINESSE_PYTHON to one; see `ralph doctor`")}
+    assert result.output() == refused(version(python("3.9")))
     assert not (git_repo / ".claude").exists()
-    env["FINESSE_PYTHON"] = str(python("3.12"))
-    env["PATH"] = ":".join([str(programs(tmp_path / "bin-old-only", python3=python("3.9"))),
-                            env["PATH"].split(":")[1]])
+    env["PATH"] = ":".join([str(programs(tmp_path / "bin", python3=python("3.9"),
+                                         python3_12=python("3.12"))), tools])
     a_whole_loop(LaunchedSession(git_repo, SESSION, env))
 
 
-def test_a_candidate_that_cannot_start_is_passed_over(git_repo: Path, tmp_path: Path) -> None:
-    not_a_program = tmp_path / "python-not-executable"
-    not_a_program.write_bytes(b"\x7fELF")  # there, but without the right to run it
-    bin_dir = programs(tmp_path / "bin", python3=python("3.9"), python3_12=python("3.12"))
+def test_finesse_python_is_taken_first(git_repo: Path, tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    bin_dir = programs(tmp_path / "bin", python3=python("3.9"))
+    shim = bin_dir / "python3.13"  # second in line: never even asked its version
+    shim.write_text(f"#!/bin/sh\ntouch {ran}\nexit 1\n")
+    shim.chmod(0o755)
     env = env_with(git_repo, [bin_dir, tools_path(tmp_path / "tools")],
-                   FINESSE_PYTHON=str(not_a_program))
+                   FINESSE_PYTHON=str(python("3.12")))
+    a_whole_loop(LaunchedSession(git_repo, SESSION, env))
+    assert not ran.exists()
+
+
+def test_a_launcher_handed_over_to_one_still_too_old_says_so_and_searches_no_more(
+        git_repo: Path, tmp_path: Path) -> None:
+    # A program named python3.12 is taken at its name's word; this one is a 3.8. Re-run
+    # under it, the launcher refuses, naming it, and never looks for another (a shim that
+    # would note being asked its version is never asked).
+    ran = tmp_path / "ran"
+    bin_dir = programs(tmp_path / "bin", python3=python("3.9"), python3_12=python("3.8"))
+    shim = bin_dir / "python3.11"
+    shim.write_text(f"#!/bin/sh\ntouch {ran}\nprintf 3.11.0\n")
+    shim.chmod(0o755)
+    env = env_with(git_repo, [bin_dir, tools_path(tmp_path / "tools")])
+    result = run_configured("UserPromptSubmit", prompt_input(START), env, git_repo)
+    assert (result.code, result.stderr) == (0, "")
+    assert result.output() == {"decision": "block", "reason": (
+        f"finesse: needs Python 3.11 or newer, and python3.12 on PATH is "
+        f"{version(python('3.8'))}: install Python 3.11 or newer (from python.org, or e.g. "
+        "`brew install python@3.12`) or set FINESSE_PYTHON to one; see `ralph doctor`")}
+    stop = run_configured("Stop", stop_input("done"), env, git_repo)
+    assert (stop.code, stop.stdout, stop.stderr) == (0, "", "")
+    assert not ran.exists() and not (git_repo / ".claude").exists()
+
+
+def test_a_candidate_that_cannot_start_is_passed_over(git_repo: Path, tmp_path: Path) -> None:
+    bin_dir = programs(tmp_path / "bin", python3=python("3.9"), python3_12=python("3.12"))
+    broken = bin_dir / "python3.13"  # a program by its looks, which exec refuses (ENOEXEC)
+    broken.write_bytes(b"\x7fELF, but no more of one")
+    broken.chmod(0o755)
+    env = env_with(git_repo, [bin_dir, tools_path(tmp_path / "tools")])
     a_whole_loop(LaunchedSession(git_repo, SESSION, env))
 
 

@@ -50,7 +50,7 @@ def built_env(data: Path, name: str, executable: Path, version: str = "3.12.1",
 
 def test_every_candidate_in_order(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
-    chosen = program(tmp_path / "chosen" / "python")
+    chosen = script(tmp_path / "chosen" / "python", "printf 3.13.1")  # asked: it runs
     built = program(tmp_path / "base" / "python3.12")
     built_env(tmp_path / "data", "venv-aaaa", built)
     for name in ("python3.13", "python3.12", "python3.11", "python3.10", "python3"):
@@ -80,10 +80,22 @@ def test_only_what_is_there(tmp_path: Path) -> None:
 
 
 def test_finesse_python_may_be_a_name_on_path(tmp_path: Path) -> None:
-    found = program(tmp_path / "bin" / "pypy3")
+    found = script(tmp_path / "bin" / "pypy3", "printf 3.11.13")
     env = {"PATH": str(tmp_path / "bin"), "FINESSE_PYTHON": "pypy3",
            "CLAUDE_PLUGIN_DATA": str(tmp_path)}
     assert choose(env, windows=False) == Candidate([str(found)], "FINESSE_PYTHON=pypy3")
+
+
+@pytest.mark.parametrize("body", ["printf 3.8.18", "echo 'ls: invalid option -- S' >&2; exit 2"])
+def test_a_finesse_python_that_is_too_old_or_no_python_is_passed_over(tmp_path: Path,
+                                                                      body: str) -> None:
+    # Handed over to, a program that exits 2 before running the launcher would block a Stop.
+    chosen = script(tmp_path / "chosen", body)
+    beside = program(tmp_path / "bin" / "python3.12")
+    env = {"PATH": str(tmp_path / "bin"), "FINESSE_PYTHON": str(chosen),
+           "CLAUDE_PLUGIN_DATA": str(tmp_path / "no-data")}
+    assert list(candidates(env, windows=False)) == [
+        Candidate([str(beside)], "python3.12 on PATH")]
 
 
 def test_a_script_is_asked_its_version_and_kept_only_when_new_enough(tmp_path: Path) -> None:
