@@ -183,3 +183,15 @@ def ralph_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("cancel", "resume", "start", "status"):
         module = importlib.import_module(f"finesse.cli.ralph.{name}")
         monkeypatch.setattr(module, "utcnow", lambda: T1)
+
+
+@pytest.fixture(params=["posix", "nt"])
+def both_ways_of_reading_pipes(request: pytest.FixtureRequest,
+                               monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test runs once with the selector POSIX waits on pipes with, once with the reader
+    threads Windows needs (finesse.support.pipes), whatever this platform is."""
+    from finesse.support import pipes
+
+    kind = type(pipes.open_pipes(request.param))
+    monkeypatch.setattr(pipes, "open_pipes", lambda os_name=None: kind())
+    return str(request.param)

@@ -1,7 +1,9 @@
 """Run the whole test suite from a fresh clone: the command the README names and CI runs.
 
-Creates `.venv` with the package and its test tools, installs the pinned Claude Code CLI for
-the end-to-end tests, then runs pytest. Standard library only. pytest's "no tests ran"
+Checks first for the tools the end-to-end tests need (git, node, npm, tmux) and for the
+other Pythons the launcher tests run under (tests/helpers/interpreters.py says where it looks),
+then creates `.venv` with the package and its test tools, installs the pinned Claude Code CLI
+for the end-to-end tests, and runs pytest. Standard library only. pytest's "no tests ran"
 (exit 5) is a failure here, never a pass.
 """
 
@@ -16,6 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.helpers import interpreters  # noqa: E402 (standard library only, needs ROOT)
+
 VENV = ROOT / ".venv"
 PYTEST_NO_TESTS = 5
 
@@ -36,6 +41,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"run_tests: the end-to-end tests need {', '.join(missing)} on PATH: install "
               "it, then run this again", file=sys.stderr)
+        return 1
+    old_pythons = interpreters.missing()
+    if old_pythons:
+        print(f"run_tests: {interpreters.how_to_install(old_pythons[0])}, then run this again",
+              file=sys.stderr)
         return 1
     if not _python().exists():
         print(f"==> creating {VENV}", flush=True)

@@ -1,10 +1,13 @@
 """Run the hook launcher as Claude Code does (`python3 -S hooks/launch.py EVENT`, JSON on
-stdin), and the `ralph` command line as a terminal does (`bin/ralph ...`), in subprocesses."""
+stdin), and the `ralph` command line as a terminal does (`bin/ralph ...`), in subprocesses.
+`run_configured` runs an event's command exactly as hooks.json gives it, its program found on
+a PATH of the test's choosing (as Claude Code finds an exec-form hook's command)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,6 +18,7 @@ from tests.helpers.hooks import prompt_input, stop_input
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 LAUNCHER = REPO_ROOT / "hooks" / "launch.py"
+HOOKS_JSON = REPO_ROOT / "hooks" / "hooks.json"
 RALPH = REPO_ROOT / "bin" / "ralph"
 STOP = "stop"
 PROMPT_SUBMIT = "prompt"
@@ -53,24 +57,51 @@ def run_launcher(event: str, stdin: bytes, env: dict[str, str], cwd: Path,
     return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
+def configured_command(hook_event: str, path: str) -> list[str]:
+    """The command hooks.json gives `hook_event` ("Stop"), as Claude Code starts it:
+    `${CLAUDE_PLUGIN_ROOT}` replaced, the program found on `path`."""
+    groups = json.loads(HOOKS_JSON.read_text())["hooks"][hook_event]
+    [hook] = [hook for group in groups for hook in group["hooks"]]
+    program = shutil.which(hook["command"], path=path)
+    assert program is not None, f"{hook['command']} is not on PATH={path}"
+    return [program, *(arg.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO_ROOT))
+                       for arg in hook["args"])]
+
+
+def run_configured(hook_event: str, stdin: bytes, env: dict[str, str], cwd: Path,
+                   timeout: float = 60) -> Run:
+    """`hook_event`'s command from hooks.json run to its end, under the PATH of `env`."""
+    done = subprocess.run(configured_command(hook_event, env["PATH"]), input=stdin,
+                          capture_output=True, env=env, cwd=cwd, timeout=timeout)
+    return Run(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
 class LaunchedSession:
     """One Claude Code session in a project whose hooks run through the launcher, each in its
-    own process, exactly as hooks.json has Claude Code run them."""
+    own process, exactly as hooks.json has Claude Code run them. With `env`, each event runs
+    the command hooks.json gives it, found on that environment's PATH; without, the launcher
+    runs under the tests' own interpreter."""
 
-    def __init__(self, root: Path, session_id: str) -> None:
+    def __init__(self, root: Path, session_id: str, env: dict[str, str] | None = None) -> None:
         self.root = root
         self.session_id = session_id
-        self.env = hook_env(root)
+        self.configured = env is not None
+        self.env = hook_env(root) if env is None else env
+
+    def _run(self, event: str, hook_event: str, raw: bytes) -> Run:
+        if self.configured:
+            return run_configured(hook_event, raw, self.env, self.root)
+        return run_launcher(event, raw, self.env, self.root)
 
     def submit(self, prompt: str) -> Run:
         """The UserPromptSubmit hook's run for a prompt typed in the session."""
         raw = prompt_input(prompt, self.session_id, str(self.root))
-        return self._checked(run_launcher(PROMPT_SUBMIT, raw, self.env, self.root))
+        return self._checked(self._run(PROMPT_SUBMIT, "UserPromptSubmit", raw))
 
     def stop(self, reply: str) -> Run:
         """The Stop hook's run after the agent's `reply`."""
         raw = stop_input(reply, self.session_id, str(self.root), stop_hook_active=True)
-        return self._checked(run_launcher(STOP, raw, self.env, self.root))
+        return self._checked(self._run(STOP, "Stop", raw))
 
     @staticmethod
     def _checked(run: Run) -> Run:

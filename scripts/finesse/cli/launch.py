@@ -1,11 +1,14 @@
 """Entry for the command-line tools run from a checkout or the plugin's `bin/` (which Claude
 Code puts on the PATH of its Bash tool): use the plugin's own environment when the
-dependencies are not importable here. Standard library only until the CLI is imported."""
+dependencies are not importable here. Standard library only until the CLI is imported.
+An interpreter older than 3.11 never gets here: `bin/` hands over first (finesse.cli.relaunch)."""
 
 from __future__ import annotations
 
 import os
 import sys
+
+from finesse.support.interpreters import RELAUNCHED_VARIABLE
 
 
 def fast_statusline(argv: list[str]) -> bool:
@@ -16,6 +19,9 @@ def fast_statusline(argv: list[str]) -> bool:
 
 
 def run_cli(name: str) -> int:
+    # Set only for the relaunch that started this process (finesse.cli.relaunch): nothing
+    # this one starts may take it for its own.
+    os.environ.pop(RELAUNCHED_VARIABLE, None)
     if name == "ralph" and fast_statusline(sys.argv):
         # Claude Code runs the status line after every change: no click, no virtualenv.
         from finesse.hooks.statusline import main as statusline

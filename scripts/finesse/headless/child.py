@@ -1,19 +1,17 @@
 """One iteration's agent: a fresh `claude -p` process, its stream read as it comes.
 
-The child runs in a process group (a session) of its own, so that ending it never signals
-`ralph run` itself, and is ended as a whole: SIGTERM first (Claude Code then ends the
-commands its Bash tool started, which run in sessions of their own), SIGKILL after a grace
-period. It is ended when the iteration runs over its time, when a cancel is asked for, or,
-after it exited, to take down anything it left running. The prompt goes in on stdin: an
-argument is limited to 128 KiB on Linux, a loop's prompt to 1 MiB.
+The child runs in a process group of its own (`finesse.support.processes`, the one door to
+starting and ending it), so that ending it never signals `ralph run` itself, and is ended as
+a whole: gently first (SIGTERM; Claude Code then ends the commands its Bash tool started,
+which run in sessions of their own), forcibly after a grace period. It is ended when the
+iteration runs over its time, when a cancel is asked for, or, after it exited, to take down
+anything it left running. The prompt goes in on stdin: an argument is limited to 128 KiB on
+Linux, a loop's prompt to 1 MiB.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import selectors
-import signal
 import subprocess
 import threading
 import time
@@ -22,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from finesse.headless.stream import StreamReader, StreamSummary
+from finesse.support import pipes, processes
 
 KILL_GRACE_SECONDS = 5.0
 EXIT_WAIT_SECONDS = 10.0  # for the process to exit once its output has closed
@@ -74,23 +73,8 @@ class ChildResult:
 
 
 def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the child's group, then SIGKILL to what is left after the grace period."""
-    for signum, grace in ((signal.SIGTERM, KILL_GRACE_SECONDS), (signal.SIGKILL, 1.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signum)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            if process.poll() is not None and not _group_alive(process.pid):
-                return
-            time.sleep(0.05)
-
-
-def _group_alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
+    """The child's group asked to end, then killed if any of it is left after the grace."""
+    processes.end_group(process, KILL_GRACE_SECONDS)
 
 
 def _feed_stdin(process: subprocess.Popen[bytes], data: bytes) -> None:
@@ -144,9 +128,9 @@ def run_child(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], prompt:
     began = time.monotonic()
     reader = StreamReader()
     try:
-        process = subprocess.Popen(
+        process = processes.start(
             list(argv), cwd=cwd, env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True,
+            stderr=subprocess.PIPE,
         )
     except OSError as err:
         return ChildResult(reader.summary(), None, 0.0, stderr_tail=f"{argv[0]}: {err.strerror}")
@@ -181,19 +165,18 @@ def _pump(process: subprocess.Popen[bytes], reader: StreamReader, began: float,
     and the tail of its stderr."""
     lines = _Lines(reader)
     stderr = bytearray()
-    selector = selectors.DefaultSelector()
+    output = pipes.open_pipes()
     assert process.stdout is not None and process.stderr is not None
-    selector.register(process.stdout, selectors.EVENT_READ, "out")
-    selector.register(process.stderr, selectors.EVENT_READ, "err")
+    output.add(process.stdout.fileno(), "out")
+    output.add(process.stderr.fileno(), "err")
     last_progress = last_check = 0.0
     why = ""
     try:
-        while selector.get_map():
-            for key, _ in selector.select(POLL_SECONDS):
-                chunk = os.read(key.fd, 64 * 1024)
+        while output.open:
+            for name, chunk in output.read(POLL_SECONDS):
                 if not chunk:
-                    selector.unregister(key.fileobj)
-                elif key.data == "out":
+                    continue  # that pipe has ended
+                if name == "out":
                     lines.add(chunk)
                 else:
                     stderr += chunk
@@ -213,6 +196,6 @@ def _pump(process: subprocess.Popen[bytes], reader: StreamReader, began: float,
                 progress(Live(now - began, reader.tool_calls, reader.running_tokens,
                               process.pid))
     finally:
-        selector.close()
+        output.close()
         lines.close()
     return why, stderr.decode("utf-8", "replace")

@@ -1,7 +1,8 @@
-"""Ctrl-C and SIGTERM end a run cleanly: the first one asks every loop of the run to stop
-(the running agents are ended, each loop is recorded as cancelled with its report); a gate
-step under way finishes first, so no iteration is ever half committed. Only the main thread
-may install handlers; the loops see the request through the shared `Cancel`."""
+"""Ctrl-C and SIGTERM (on Windows also Ctrl-Break) end a run cleanly: the first one asks every
+loop of the run to stop (the running agents are ended, each loop is recorded as cancelled
+with its report); a gate step under way finishes first, so no iteration is ever half
+committed. Only the main thread may install handlers; the loops see the request through the
+shared `Cancel`. Which signals those are is `finesse.support.processes`'s to say."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 from finesse.headless.child import Cancel
-
-NAMES = {signal.SIGINT: "SIGINT (Ctrl-C)", signal.SIGTERM: "SIGTERM"}
+from finesse.support import processes
 
 
 @contextmanager
@@ -22,11 +22,12 @@ def cancel_on_signals(cancel: Cancel) -> Iterator[Cancel]:
     if threading.current_thread() is not threading.main_thread():
         yield cancel
         return
+    names = processes.cancel_signals()
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        cancel.request(NAMES.get(signal.Signals(signum), f"signal {signum}"), signum)
+        cancel.request(names.get(signum, f"signal {signum}"), signum)
 
-    previous = {signum: signal.signal(signum, handler) for signum in NAMES}
+    previous = {signum: signal.signal(signum, handler) for signum in names}
     try:
         yield cancel
     finally:

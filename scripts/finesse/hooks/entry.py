@@ -7,13 +7,14 @@ whether it concerns finesse at all; most do not, and then nothing else is import
   loops folder and the session id appears in the input (one directory listing and a byte
   search). It runs on every stop of every session that has the plugin.
 - `prompt`: only our slash commands; they may need the plugin's virtualenv (built on first
-  use). An interpreter older than 3.11 is refused in one line.
+  use).
 - `session-start`, `session-end`: only when the project has a `.claude/ralph/` folder.
 - `pre-tool-use`, `subagent-start`, `subagent-stop` (judge mode): only when a judge-mode
   marker of this session is in the project's judge folder (one listing, a byte search).
   PreToolUse fires on every tool call of every session that has the plugin.
 
-Written in syntax an old `python3` can still import, so the version check can speak.
+An interpreter older than 3.11 never gets here: `hooks/launch.py` hands the hook over to a
+suitable one first (`finesse.hooks.relaunch`), or refuses our commands in one line.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import sys
 
 from finesse.support.layout import HEADLESS_CHILD
 
-MIN_PYTHON = (3, 11)
 # `/goal CONDITION` (not `/goal` alone nor `/goal clear`, which only report or clear it).
 # Compiled where it is used: `re` alone costs a third of a bare start-up, and the Stop path
 # for a session without a loop, which runs on every stop, needs no pattern.
@@ -94,13 +94,6 @@ def _prompt(raw: bytes) -> int:
             from finesse.hooks.prompt_submit import goal_typed
 
             return run_hook("UserPromptSubmit", goal_typed, io.BytesIO(raw))
-        return 0
-    if sys.version_info < MIN_PYTHON:
-        from finesse.hooks.output import block, render
-
-        found = ".".join(map(str, sys.version_info[:3]))
-        print(render(block(f"finesse: needs Python 3.11 or newer as python3, found {found}; "
-                           "see `ralph doctor`")))
         return 0
     from finesse.support.runtime import RuntimeMissing, activate
 

@@ -31,6 +31,7 @@ from finesse.spend import totals
 from finesse.state.paths import StatePaths, is_valid_session_id
 from finesse.state.quota import record_quota
 from finesse.state.store import LoopStore
+from finesse.support import processes
 
 CHAIN_TIMEOUT_SECONDS = 2.0
 
@@ -91,7 +92,7 @@ def describe(state: LoopState | None, quota: Quota | None) -> str:
 
 def _chained(command: str, raw: bytes) -> str:
     try:
-        done = subprocess.run(["/bin/sh", "-c", command], input=raw, capture_output=True,
+        done = subprocess.run(processes.shell(command), input=raw, capture_output=True,
                               timeout=CHAIN_TIMEOUT_SECONDS)
     except (OSError, subprocess.TimeoutExpired):
         return ""

@@ -14,6 +14,7 @@ from finesse.loop.budgets import parse_budgets, single
 from finesse.loop.words import parse_count, split_words
 from finesse.models import Budgets
 from finesse.record import Record, field
+from finesse.support.slash import COMMAND_LINE, COMMANDS
 
 PLUGIN_NAME = "finesse"
 DEFAULT_MAX_ITERATIONS = 8
@@ -22,12 +23,6 @@ DEFAULT_PROMISE = "RALPH_LOOP_STOP"
 WARN_ABOVE_ITERATIONS = 25
 HARD_MAX_ITERATIONS = 1000
 
-# The commands the UserPromptSubmit hook answers itself, by bare name.
-COMMANDS = (
-    "ralph-loop", "cancel-ralph", "ralph-abort", "ralph-status", "ralph-help", "ralph-resume",
-    "finesse-execute",
-)
-_COMMAND_LINE = re.compile(r"\A\s*/(?:finesse:)?([a-z][a-z-]*)(?=\s|\Z)(.*)\Z", re.DOTALL)
 _DECIMAL = re.compile(r"[0-9]+")
 # Only a word shaped like an option is one: a quoted "--not a flag" stays a prompt word.
 _OPTION = re.compile(r"--[a-z][a-z-]*(?:=.*)?", re.DOTALL)
@@ -60,7 +55,7 @@ class SlashCommand(Record):
 
 def match_command(prompt: str) -> SlashCommand | None:
     """Our command at the start of a typed prompt, or None for anything else."""
-    found = _COMMAND_LINE.match(prompt)
+    found = COMMAND_LINE.match(prompt)
     if found is None or found.group(1) not in COMMANDS:
         return None
     return SlashCommand(found.group(1), found.group(2).strip())

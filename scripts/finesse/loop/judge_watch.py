@@ -22,7 +22,7 @@ from finesse.results import ModelUsage
 from finesse.state.paths import StatePaths
 from finesse.support import git as gitstate
 from finesse.support import snapshot
-from finesse.support.files import is_regular_file, shown_name
+from finesse.support.files import READ_FLAGS, is_regular_file, shown_name
 from finesse.support.layout import OWN_DIR
 from finesse.support.usage import read_increment
 
@@ -105,7 +105,7 @@ def _holds(path: Path, needle: bytes) -> bool:
     """Whether a whole line (ended by its newline) near the end of the regular file `path`
     holds `needle` (a FIFO or a device there is never read)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        descriptor = os.open(path, READ_FLAGS)
     except (OSError, ValueError):
         return False
     with os.fdopen(descriptor, "rb") as handle:

@@ -24,6 +24,10 @@ from typing import BinaryIO
 from finesse.errors import UsageError
 
 MAX_TEXT_BYTES = 1024 * 1024
+# Opening for a read never blocks (a FIFO), never takes a terminal, never translates line
+# ends: each flag where the platform has it (Windows has no FIFOs and no O_NONBLOCK).
+READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+              | getattr(os, "O_BINARY", 0))
 # A lone surrogate that is not an undecodable byte of a file name (U+DC80 to U+DCFF).
 _OTHER_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
@@ -60,6 +64,12 @@ def _size_words(limit: int) -> str:
     return f"{limit // (1024 * 1024)} MiB" if limit % (1024 * 1024) == 0 else f"{limit} bytes"
 
 
+def _blocking(descriptor: int) -> None:
+    """Reads block again once the file is known to be regular (POSIX only has the flag)."""
+    if hasattr(os, "O_NONBLOCK"):
+        os.set_blocking(descriptor, True)
+
+
 def read_bytes(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
                missing: str = "; give the path of an existing file") -> bytes:
     """The bytes of a regular file of at most `limit` bytes; else a FileProblem.
@@ -68,7 +78,7 @@ def read_bytes(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
     or a device at the path costs nothing and never hangs the caller.
     """
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        descriptor = os.open(path, READ_FLAGS)
     except FileNotFoundError:
         raise FileProblem(f"{subject}: no such file{missing}", "missing") from None
     except IsADirectoryError:
@@ -92,7 +102,7 @@ def read_bytes(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
     with os.fdopen(descriptor, "rb") as handle:
         if info.st_size > limit:
             raise too_big
-        os.set_blocking(descriptor, True)
+        _blocking(descriptor)
         try:
             data = handle.read(limit + 1)
         except OSError as err:
@@ -117,13 +127,13 @@ def open_regular(path: Path) -> BinaryIO | None:
     """`path` opened for reading when it is a regular file, else None (missing, unreadable,
     a directory, a FIFO, a device: nothing blocks, nothing raises). The caller closes it."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        descriptor = os.open(path, READ_FLAGS)
     except (OSError, ValueError):
         return None
     try:
         regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
         if regular:
-            os.set_blocking(descriptor, True)
+            _blocking(descriptor)
     except OSError:
         regular = False
     if not regular:

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 
 from finesse.record import Record
-from finesse.support import runtime
+from finesse.support import interpreters, runtime
 
 PLUGIN_ROOT = runtime.SCRIPTS_DIR.parent
 DEPENDENCIES = ("pydantic", "click", "git", "yaml")
@@ -33,6 +33,55 @@ def _run(command: list[str], timeout: float = 60) -> tuple[int, str]:
     return done.returncode, (done.stdout + done.stderr).strip()
 
 
+def _store_alias(path: str) -> bool:
+    """Whether `path` is Windows' `python3` App Execution Alias that only opens the Store: an
+    empty reparse point in `...\\Microsoft\\WindowsApps\\`."""
+    try:
+        empty = os.lstat(path).st_size == 0
+    except OSError:
+        return False
+    return empty and "\\microsoft\\windowsapps\\" in path.lower().replace("/", "\\")
+
+
+def hooks_python(env: Mapping[str, str], windows: bool | None = None) -> Check:
+    """Which interpreter the hooks run under, and why: Claude Code starts them as `python3`
+    from PATH; one older than 3.11 hands them over (finesse.support.interpreters)."""
+    windows = interpreters.is_windows() if windows is None else windows
+    python3 = interpreters.which("python3", env, windows)
+    install = "install Python 3.11 or newer"
+    if python3 is None:
+        return Check("hooks' python", False, "no python3 on PATH, and Claude Code runs the "
+                     f"hooks as `python3`: {install}")
+    if windows and _store_alias(python3):
+        return Check("hooks' python", False, f"python3 is {python3}, the Microsoft Store's "
+                     "stand-in, which runs no Python: install Python with the Python Install "
+                     "Manager (python.org) or from the Store, or turn that App Execution Alias "
+                     "off and put a real python3 on PATH")
+    version = interpreters.version_of([python3], env)
+    if version is None:
+        return Check("hooks' python", False, f"python3 ({python3}) does not run: {install}")
+    shown = interpreters.version_text(version)
+    if version >= interpreters.MIN_PYTHON:
+        unused = ("; FINESSE_PYTHON is not used, it is only looked at when python3 is older "
+                  "than 3.11") if env.get(interpreters.VARIABLE) else ""
+        return Check("hooks' python", True, f"python3 ({python3}) is {shown}: the hooks run "
+                     f"under it{unused}")
+    candidate = interpreters.choose(env, windows)
+    older = f"python3 ({python3}) is {shown}, older than 3.11"
+    if candidate is None:
+        return Check("hooks' python", False, f"{older}, and none was found (looked for "
+                     f"{interpreters.looked_for(windows)}): {install} or set FINESSE_PYTHON "
+                     "to one")
+    command = " ".join(candidate.argv)
+    chosen = interpreters.version_of(candidate.argv, env)
+    if chosen is None or chosen < interpreters.MIN_PYTHON:
+        what = "does not run" if chosen is None else f"is {interpreters.version_text(chosen)}"
+        return Check("hooks' python", False, f"{older}; the hooks would re-run under {command} "
+                     f"({candidate.reason}), which {what}: {install} or set FINESSE_PYTHON")
+    return Check("hooks' python", True, f"{older}: the hooks re-run under {command} "
+                 f"({interpreters.version_text(chosen)}, {candidate.reason})")
+
+
 def checks(env: Mapping[str, str]) -> list[Check]:
     found: list[Check] = []
     version = sys.version_info
@@ -41,6 +90,7 @@ def checks(env: Mapping[str, str]) -> list[Check]:
         f"{sys.version.split()[0]} at {sys.executable}" + ("" if version >= (3, 11) else
                                                           "; finesse needs Python 3.11 or newer"),
     ))
+    found.append(hooks_python(env))
     if env.get("FINESSE_RUNTIME") == runtime.INHERIT:
         found.append(Check("environment", True, "FINESSE_RUNTIME=inherit: this interpreter's"))
     else:

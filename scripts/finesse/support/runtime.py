@@ -18,11 +18,12 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from finesse.support import interpreters
 from finesse.support.locks import exclusive
 
 SCRIPTS_DIR = Path(__file__).resolve().parents[2]
 REQUIREMENTS = SCRIPTS_DIR / "requirements.txt"
-COMPLETE_MARK = ".finesse-complete"
+COMPLETE_MARK = interpreters.COMPLETE_MARK
 BUILD_TIMEOUT_SECONDS = 540
 INHERIT = "inherit"
 
@@ -33,11 +34,7 @@ class RuntimeMissing(Exception):
 
 def data_dir(env: Mapping[str, str]) -> Path:
     """FINESSE_DATA_DIR, else the plugin data folder Claude Code gives hooks, else a cache."""
-    configured = env.get("FINESSE_DATA_DIR") or env.get("CLAUDE_PLUGIN_DATA")
-    if configured:
-        return Path(configured)
-    cache = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "finesse"
+    return Path(interpreters.data_dir(env))
 
 
 def environment_key(requirements: bytes) -> str:
@@ -54,17 +51,24 @@ def venv_dir(env: Mapping[str, str]) -> Path:
     environment a hook already built in a Claude Code plugin data folder is used then.
     """
     name = f"venv-{environment_key(REQUIREMENTS.read_bytes())}"
-    if env.get("FINESSE_DATA_DIR") or env.get("CLAUDE_PLUGIN_DATA"):
-        return data_dir(env) / name
-    plugin_data = Path.home() / ".claude" / "plugins" / "data"
-    for candidate in sorted(plugin_data.glob(f"finesse*/{name}")):
-        if is_built(candidate):
-            return candidate
+    for folder in interpreters.environment_folders(env):
+        if is_built(Path(folder) / name):
+            return Path(folder) / name
     return data_dir(env) / name
 
 
-def site_packages(venv: Path) -> Path:
+def site_packages(venv: Path, windows: bool | None = None) -> Path:
+    """Where a virtualenv of this interpreter keeps its packages (Windows: `Lib/`)."""
+    if interpreters.is_windows() if windows is None else windows:
+        return venv / "Lib" / "site-packages"
     return venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+
+
+def venv_python(venv: Path, windows: bool | None = None) -> Path:
+    """A virtualenv's interpreter (Windows: `Scripts/python.exe`)."""
+    if interpreters.is_windows() if windows is None else windows:
+        return venv / "Scripts" / "python.exe"
+    return venv / "bin" / "python"
 
 
 def is_built(venv: Path) -> bool:
@@ -80,7 +84,7 @@ def build(venv: Path) -> None:
             shutil.rmtree(venv)  # a build that died half-way; it holds no user data
         steps = (
             [sys.executable, "-m", "venv", str(venv)],
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+            [str(venv_python(venv)), "-m", "pip", "install", "--quiet",
              "--disable-pip-version-check", "--no-input", "-r", str(REQUIREMENTS)],
         )
         for step in steps:

@@ -1,25 +1,24 @@
 """Running the verification commands when the agent says it is done.
 
 The commands are the user's own, from `--verify` or the plan's `## Verification Commands`,
-and run as they would from a Makefile: one `/bin/sh -c COMMAND` each, in the project root,
-with stdin from /dev/null. Each runs in a process group of its own, so a timeout ends the
-command and everything it started, and nothing else. Output is read as it comes and only a
-tail is kept, so a command that prints gigabytes costs a few kilobytes of memory.
+and run as they would from a Makefile: one `/bin/sh -c COMMAND` each (on Windows the shell
+`finesse.support.processes.shell` finds), in the project root, with stdin from /dev/null.
+Each runs in a process group of its own (`finesse.support.processes`), so a timeout ends the
+command and everything it started, and nothing else. Output is read as it comes
+(`finesse.support.pipes`) and only a tail is kept, so a command that prints gigabytes costs a
+few kilobytes of memory.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import selectors
-import signal
 import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from finesse.results import CommandResult
+from finesse.support import pipes, processes
 from finesse.support.fingerprint import fingerprint as stable_digest
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
@@ -28,12 +27,11 @@ DEFAULT_TIMEOUT_SECONDS = 300.0
 COMMAND_TIMEOUT_SECONDS = 600.0
 BUDGET_SECONDS = 3000.0
 DEFAULT_TAIL_CHARS = 4000
-# After SIGTERM, how long the group has to end before SIGKILL.
+# After the group is asked to end (SIGTERM), how long it has before it is killed (SIGKILL).
 KILL_GRACE_SECONDS = 2.0
 # After the shell exits, how long a background process holding its output may keep writing.
 DRAIN_SECONDS = 1.0
 FINGERPRINT_CHARS = 2000
-_CHUNK = 64 * 1024
 _POLL_SECONDS = 0.05
 _EXIT_POLL_SECONDS = 0.005
 
@@ -95,50 +93,32 @@ class _Tail:
         return decoded[-chars:] if chars > 0 else ""
 
 
-def _exited(process: subprocess.Popen[bytes]) -> bool:
-    """Whether the shell has exited, without reaping it: its pid, which is the group's id,
-    stays reserved, so signalling the group can never reach an unrelated process."""
-    if not hasattr(os, "waitid"):  # pragma: no cover - macOS before Python 3.13
-        return process.poll() is not None
-    try:
-        found = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return True
-    return found is not None
-
-
-def _signal_group(group: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, signum)
-
-
 class _Reader:
     """Reads a pipe into a tail until the end of the stream or a deadline."""
 
     def __init__(self, pipe: int, tail: _Tail) -> None:
-        self.pipe = pipe
         self.tail = tail
         self.ended = False
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(pipe, selectors.EVENT_READ)
+        self.pipes = pipes.open_pipes()
+        self.pipes.add(pipe, "output")
 
     def read_for(self, seconds: float) -> None:
-        """Read what arrives within `seconds` (at most one chunk at once)."""
+        """Read what arrives within `seconds`."""
         if self.ended:  # only the exit is awaited now: look again soon
             time.sleep(max(0.0, min(seconds, _EXIT_POLL_SECONDS)))
             return
-        if self.selector.select(max(0.0, seconds)):
-            chunk = os.read(self.pipe, _CHUNK)
+        for _, chunk in self.pipes.read(seconds):
             if chunk:
                 self.tail.add(chunk)
             else:
                 self.ended = True
 
     def close(self) -> None:
-        self.selector.close()
+        self.pipes.close()
 
 
-def _not_started(command: str, cwd: Path, error: Exception, started: float) -> CommandResult:
+def _not_started(command: str, shell: str, cwd: Path, error: Exception,
+                 started: float) -> CommandResult:
     if isinstance(error, ValueError):
         reason = "the command contains a NUL character"
     elif not cwd.exists():
@@ -147,7 +127,7 @@ def _not_started(command: str, cwd: Path, error: Exception, started: float) -> C
         reason = "that is not a directory"
     else:
         reason = getattr(error, "strerror", None) or str(error)
-    tail = f"could not start /bin/sh in {cwd}: {reason}"
+    tail = f"could not start {shell} in {cwd}: {reason}"
     return CommandResult(
         command=command, exit_code=None, timed_out=False,
         duration_seconds=time.monotonic() - started, output_tail=tail, output_bytes=0,
@@ -161,22 +141,24 @@ def run_command(command: str, *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SEC
     """Run one verification command with `/bin/sh -c`, as a Makefile would, and wait for it.
 
     The command is the user's own (from `--verify` or the plan), so it is handed to the shell
-    as written: quoting, pipes and `&&` work as in a terminal. It runs in `cwd` in a new
-    session, hence its own process group. After `timeout` seconds that group gets SIGTERM,
-    then SIGKILL after KILL_GRACE_SECONDS, and the result is marked timed out. When the
-    shell exits, whatever it left running in the background in its group gets SIGTERM (after
-    DRAIN_SECONDS if it still holds the output open), so no iteration leaves processes behind.
+    as written: quoting, pipes and `&&` work as in a terminal. It runs in `cwd` in a process
+    group of its own. After `timeout` seconds that group is asked to end (SIGTERM), is killed
+    (SIGKILL) after KILL_GRACE_SECONDS, and the result is marked timed out. When the shell
+    exits, whatever it left running in the background in its group is asked to end too
+    (after DRAIN_SECONDS if it still holds the output open), so no iteration leaves
+    processes behind.
     """
     started = time.monotonic()
     deadline = started + timeout
+    shell = processes.shell(command, env)
     try:
-        process = subprocess.Popen(
-            ["/bin/sh", "-c", command], cwd=cwd, env=None if env is None else dict(env),
+        process = processes.start(
+            shell, cwd=cwd, env=None if env is None else dict(env),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True,
         )
     except (OSError, ValueError) as error:
-        return _not_started(command, cwd, error, started)
+        return _not_started(command, shell[0] if isinstance(shell, list) else "cmd.exe", cwd,
+                            error, started)
     assert process.stdout is not None
     # Room for tail_chars characters of up to 4 bytes, and one cut through a character.
     tail = _Tail(tail_chars * 4 + 4)
@@ -186,7 +168,7 @@ def run_command(command: str, *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SEC
         exited_at: float | None = None
         while True:
             now = time.monotonic()
-            if exited_at is None and _exited(process):
+            if exited_at is None and processes.exited(process):
                 exited_at = now
             if exited_at is not None and (reader.ended or now - exited_at >= DRAIN_SECONDS):
                 break
@@ -194,18 +176,19 @@ def run_command(command: str, *, cwd: Path, timeout: float = DEFAULT_TIMEOUT_SEC
                 timed_out = True
                 break
             reader.read_for(min(deadline - now, _POLL_SECONDS))
-        _signal_group(process.pid, signal.SIGTERM)
+        processes.end_gently(process)
         if timed_out or not reader.ended:
             grace_end = time.monotonic() + KILL_GRACE_SECONDS
-            while time.monotonic() < grace_end and not (reader.ended and _exited(process)):
+            while (time.monotonic() < grace_end
+                   and not (reader.ended and processes.exited(process))):
                 reader.read_for(min(grace_end - time.monotonic(), _POLL_SECONDS))
-            _signal_group(process.pid, signal.SIGKILL)
+            processes.end_forcibly(process)
         exit_code = process.wait()
     finally:
         reader.close()
         process.stdout.close()
         if process.returncode is None:  # an exception escaped: leave nothing running
-            _signal_group(process.pid, signal.SIGKILL)
+            processes.end_forcibly(process)
             process.wait()
     output = tail.text(tail_chars)
     return CommandResult(

@@ -1,5 +1,7 @@
 """One iteration's `claude -p` as a process: its prompt on stdin, its stream read as it
-comes, and its process group ended on a timeout, a cancel, or when its loop ends outside."""
+comes, and its process group ended on a timeout, a cancel, or when its loop ends outside.
+Every test runs twice (conftest: both_ways_of_reading_pipes): with the selector POSIX reads
+pipes with, and with the reader threads Windows needs (finesse.support.pipes)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ from finesse.headless import child
 from finesse.headless.child import Cancel, Live, run_child
 from tests.helpers import streams as s
 from tests.helpers.streams import FakeClaude
+
+# Each test with the selector POSIX reads pipes with, then the threads Windows needs.
+pytestmark = pytest.mark.usefixtures("both_ways_of_reading_pipes")
 
 
 def fake(tmp_path: Path, *entries: dict[str, object]) -> FakeClaude:

@@ -1,6 +1,6 @@
 """The one launcher, `python3 -S hooks/launch.py EVENT`, in real subprocesses with JSON on
-stdin: whole loops driven through it, the events it answers with the standard library
-alone, and the old python3 it refuses in one line."""
+stdin: whole loops driven through it, and the events it answers with the standard library
+alone. Under an old python3 it hands over or refuses: tests/unit/hooks/test_relaunch.py."""
 
 from __future__ import annotations
 
@@ -194,28 +194,6 @@ def test_stop_path_needs_no_plugin_environment(git_repo: Path, tmp_path: Path) -
         "Ralph iteration 2/8",
     )
     assert not (tmp_path / "empty-plugin-data").exists()
-
-
-@pytest.mark.parametrize("version", [(3, 10, 13), (3, 8, 18)])
-def test_prompt_launcher_refuses_an_old_python_in_one_line(version: tuple[int, int, int]) -> None:
-    # The launcher is run as on an old interpreter: only its version check is under test.
-    pretend = (
-        "import runpy, sys; "
-        f"sys.version_info = {(*version, 'final', 0)!r}; "
-        f"sys.argv = ['launch.py', 'prompt']; "
-        f"runpy.run_path({str(LAUNCHER)!r}, run_name='__main__')"
-    )
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", pretend],
-        input=b'{"session_id": "abc", "prompt": "/ralph-status", "cwd": "/"}',
-        capture_output=True, timeout=30,
-    )
-    assert done.returncode == 0
-    found = ".".join(map(str, version))
-    assert done.stdout.decode().strip() == (
-        '{"decision": "block", "reason": "finesse: needs Python 3.11 or newer as python3, '
-        f'found {found}; see `ralph doctor`"}}'
-    )
 
 
 # --- SessionStart and SessionEnd through the launcher ---------------------------------------------

@@ -88,3 +88,23 @@ def test_storable_keeps_name_bytes_and_replaces_other_lone_surrogates(tmp_path: 
     assert storable("caf\udce9") == b"caf\xe9"
     write_atomic(tmp_path / "x.md", "fix \ud800 it")
     assert (tmp_path / "x.md").read_text(encoding="utf-8") == "fix \ufffd it"
+
+
+def test_reads_where_the_platform_has_no_nonblocking_flag(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Windows has no O_NONBLOCK (and no FIFOs to guard against), and before Python 3.12 no
+    # os.set_blocking for files: a read must not reach for either.
+    from finesse.support import files
+
+    def no_such_call(fd: int, blocking: bool) -> None:
+        raise AttributeError("module 'os' has no attribute 'set_blocking'")
+
+    monkeypatch.delattr(os, "O_NONBLOCK")
+    monkeypatch.setattr(os, "set_blocking", no_such_call)
+    path = tmp_path / "plan.md"
+    path.write_bytes(b"# Plan\r\n")
+    assert files.read_bytes(path, subject="the plan") == b"# Plan\r\n"
+    handle = files.open_regular(path)
+    assert handle is not None
+    with handle:
+        assert handle.read() == b"# Plan\r\n"

@@ -84,3 +84,24 @@ def test_a_failed_install_is_one_line_naming_ralph_doctor(
     assert message.endswith("); run `ralph doctor` for details")
     assert "\n" not in message
     assert not any((tmp_path / "data").glob(f"venv-*/{runtime.COMPLETE_MARK}"))
+
+
+def test_a_windows_virtualenv_keeps_its_interpreter_and_packages_elsewhere(
+        tmp_path: Path) -> None:
+    import sys
+
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    venv = tmp_path / "venv-x"
+    assert (runtime.venv_python(venv, windows=True), runtime.site_packages(venv, windows=True)) == (
+        venv / "Scripts" / "python.exe", venv / "Lib" / "site-packages")
+    assert (runtime.venv_python(venv, windows=False),
+            runtime.site_packages(venv, windows=False)) == (
+        venv / "bin" / "python", venv / "lib" / version / "site-packages")
+
+
+def test_a_real_virtualenv_has_them_where_this_platform_says(tmp_path: Path) -> None:
+    import venv
+
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "venv")
+    assert runtime.venv_python(tmp_path / "venv").is_file()
+    assert runtime.site_packages(tmp_path / "venv").is_dir()

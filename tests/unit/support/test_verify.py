@@ -1,4 +1,6 @@
-"""Verification commands: exit codes, timeouts that end the whole group, bounded output."""
+"""Verification commands: exit codes, timeouts that end the whole group, bounded output.
+Every test runs twice (conftest: both_ways_of_reading_pipes): with the selector POSIX reads
+pipes with, and with the reader threads Windows needs (finesse.support.pipes)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ from finesse.support.verify import (
     run_all,
     run_command,
 )
+
+# Each test with the selector POSIX reads pipes with, then the threads Windows needs.
+pytestmark = pytest.mark.usefixtures("both_ways_of_reading_pipes")
 
 
 def alive(pid: int) -> bool:
