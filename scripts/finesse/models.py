@@ -198,6 +198,17 @@ class HeadlessRun:
 
 
 @dataclass(frozen=True)
+class Notify:
+    """Who is told when the loop ends (`finesse.loop.notify`): `--notify` targets
+    ("desktop", or an http(s) URL that gets a JSON POST) and `--notify-cmd` commands (split
+    with shlex and run without a shell, the report's JSON on stdin). From the arguments, else
+    the project's `.finesse/config.json`, fixed when the loop starts."""
+
+    targets: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class LoopState:
     """One loop, bound to the session that started it. Active while `outcome` is None."""
 
@@ -267,6 +278,7 @@ class LoopState:
     judge: dict[str, Any] | None = None
     # Run headless by `ralph run`, not by a Claude Code session's Stop hook.
     headless: HeadlessRun | None = None
+    notify: Notify | None = None  # told when it ends; None: nobody
 
     def __post_init__(self) -> None:
         _at_least_one(self, "max_iterations", "iteration", "quiesce_after")

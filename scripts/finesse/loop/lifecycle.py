@@ -111,6 +111,7 @@ def start_loop(
         max_cost=request.budgets.max_cost,
         stop_at_quota=request.budgets.stop_at_quota,
         prices=list(request.prices),
+        notify=request.notify,
         **cursor_fields(transcript),
     )
     if request.judge:
@@ -157,6 +158,9 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
     write_atomic(target, report.render_report(state, facts) + judge_report(state))
     store.archive(state)
     judge_watch.unmark(store.paths, state.session_id)
+    from finesse.loop.afterwards import after_end
+
+    after_end(store, state, facts)  # the HTML report, the notifications
     return report.banner(state, facts, str(target.relative_to(store.paths.root))) + (
         judge_banner(state))
 

@@ -21,6 +21,7 @@ from finesse.loop.grammar import (
     parse_loop_args,
 )
 from finesse.loop.judge_watch import check_protect
+from finesse.loop.notify.settings import project_notify
 from finesse.loop.todo.sections import (
     ATTEMPTS,
     acceptance_criteria,
@@ -28,7 +29,7 @@ from finesse.loop.todo.sections import (
     gate_commands,
     parse_sections,
 )
-from finesse.models import Price
+from finesse.models import Notify, Price
 from finesse.spend import DEFAULT_PRICES
 from finesse.support.files import MAX_TEXT_BYTES, read_text, shown_name
 
@@ -56,6 +57,7 @@ class StartRequest:
     judge: bool = False  # judge mode: its criteria and protected paths
     criteria: list[str] = field(default_factory=list)
     protect: list[str] = field(default_factory=list)
+    notify: Notify | None = None  # who is told when it ends
 
     @property
     def warnings(self) -> list[str]:
@@ -141,6 +143,7 @@ def resolve(args: LoopArgs, root: Path) -> StartRequest:
     )
     if args.budgets.max_cost is not None or args.budgets.max_tokens is not None:
         request.prices = project_prices(root)
+    request.notify = project_notify(args.notify, args.notify_cmd, root)
     if args.promise is not None:
         request.promise = args.promise
     elif args.promise_file is not None:

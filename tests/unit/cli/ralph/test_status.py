@@ -164,6 +164,7 @@ def test_status_json_whole_object(
             "empty_iterations": 0,
             "judge": None,
             "headless": None,
+            "notify": None,
         }],
     }
 
