@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from finesse.support import runtime
 
 PLUGIN_ROOT = runtime.SCRIPTS_DIR.parent
-DEPENDENCIES = ("pydantic", "click", "git", "yaml")
+DEPENDENCIES = ("pydantic", "click", "git", "yaml", "rich")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ STYLE = """
     --accent: #7aa7ff; --success: #3ccf7a; --rejected: #ff9b45; --continue: #6f9cff;
     --repair: #e8c640; --reverted: #c58af0; --blocked: #ff6b6b; --other: #7d8799;
     --bar: #4f79c7; --cost: #ff8a4c; }
+  .mark, .badge { color: #10131a; }
 }
 * { box-sizing: border-box; }
 body { margin: 0; padding: 24px 32px 48px; background: var(--bg); color: var(--fg);

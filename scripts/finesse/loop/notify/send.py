@@ -15,6 +15,7 @@ problem in a few words, for the caller to log.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -121,7 +122,7 @@ class _Running:
 
 def _start(target: str, argv: list[str], stdin: IO[bytes] | None, cwd: Path,
            env: Mapping[str, str]) -> _Running | Delivery:
-    errors = tempfile.TemporaryFile()
+    errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed once the process ends)
     try:
         process = subprocess.Popen(argv, cwd=cwd, env=dict(env), start_new_session=True,
                                    stdin=stdin if stdin is not None else subprocess.DEVNULL,
@@ -144,10 +145,8 @@ def _finished(running: _Running) -> Delivery:
 
 
 def _stop(running: _Running, seconds: float) -> Delivery:
-    try:
+    with contextlib.suppress(OSError):
         os.killpg(running.process.pid, signal.SIGKILL)
-    except OSError:
-        pass
     running.process.wait()
     running.errors.close()
     return Delivery(running.target, f"still running after {seconds:.1f} s: stopped")
@@ -189,7 +188,10 @@ def deliver(notify: Notify, body: dict[str, Any], record: dict[str, Any], *, cwd
                 stdin.seek(0)
                 started = _start(f"--notify-cmd {command}", shlex.split(command), stdin, cwd,
                                  {**environment, **extra})
-            (running.append if isinstance(started, _Running) else done.append)(started)
+            if isinstance(started, _Running):
+                running.append(started)
+            else:
+                done.append(started)
     while time.monotonic() < deadline and (
             any(r.process.poll() is None for r in running)
             or any(thread.is_alive() for _, thread in threads)):
