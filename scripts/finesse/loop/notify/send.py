@@ -82,7 +82,12 @@ def _post(url: str, payload: bytes, seconds: float, results: dict[str, str]) -> 
         results[url] = f"answered HTTP {err.code}"
     except Exception as err:  # a notification never escapes into the loop's end
         reason = getattr(err, "reason", None) or err
-        results[url] = f"failed ({' '.join(str(reason).split())[:200] or type(err).__name__})"
+        results[url] = (_no_answer(seconds) if isinstance(reason, TimeoutError) else
+                        f"failed ({' '.join(str(reason).split())[:200] or type(err).__name__})")
+
+
+def _no_answer(seconds: float) -> str:
+    return f"no answer within {seconds:.1f} s"
 
 
 def _desktop_argv(title: str, line: str, env: Mapping[str, str]) -> list[str] | None:
@@ -200,6 +205,6 @@ def deliver(notify: Notify, body: dict[str, Any], record: dict[str, Any], *, cwd
         done.append(_finished(each) if each.process.poll() is not None else _stop(each, seconds))
     for target, thread in threads:
         problem = posted.get(target) if not thread.is_alive() else None
-        done.append(Delivery(shown_target(target), f"no answer within {seconds:.1f} s"
-                             if problem is None else problem))
+        done.append(Delivery(shown_target(target),
+                             _no_answer(seconds) if problem is None else problem))
     return done
