@@ -31,11 +31,11 @@ class _Reader(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.parsed.elements.append((tag, {key: value or "" for key, value in attrs}))
-        if tag in ("style", "title"):
+        if tag == "style":
             self.skip += 1
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in ("style", "title"):
+        if tag == "style":
             self.skip -= 1
 
     def handle_data(self, data: str) -> None:
