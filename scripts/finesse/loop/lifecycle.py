@@ -155,14 +155,21 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
     notebook.edit(store, state, edits)
     target = store.paths.reports / f"{state.loop_id}.md"
     state = replace(state, report_path=str(target))
-    write_atomic(target, report.render_report(state, facts) + judge_report(state))
+    shown = str(target.relative_to(store.paths.root))
+    try:
+        write_atomic(target, report.render_report(state, facts) + judge_report(state))
+    except OSError as err:  # a report folder that is not one: the loop still ends
+        why = ("its folder is not a folder" if isinstance(
+            err, FileExistsError | NotADirectoryError) else err.strerror or str(err))
+        store.log(f"the report of loop {state.loop_id} was not written to {target}: {why}")
+        state = replace(state, report_path="")
+        shown = f"not written ({why}); the ended loop's record is {facts.state_file}"
     store.archive(state)
     judge_watch.unmark(store.paths, state.session_id)
     from finesse.loop.afterwards import after_end
 
     after_end(store, state, facts)  # the HTML report, the notifications
-    return report.banner(state, facts, str(target.relative_to(store.paths.root))) + (
-        judge_banner(state))
+    return report.banner(state, facts, shown) + judge_banner(state)
 
 
 def cancel_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> LoopState | None:
