@@ -199,13 +199,10 @@ class HeadlessRun:
 
 @dataclass(frozen=True)
 class Notify:
-    """Who is told when the loop ends (`finesse.loop.notify`): `--notify` targets
-    ("desktop", or an http(s) URL that gets a JSON POST) and `--notify-cmd` commands (split
-    with shlex and run without a shell, the report's JSON on stdin). From the arguments, else
-    the project's `.finesse/config.json`, fixed when the loop starts."""
+    """Who is told when the loop ends (`finesse.loop.notify`), fixed when it starts."""
 
-    targets: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)  # --notify: desktop, http(s) URLs
+    commands: list[str] = field(default_factory=list)  # --notify-cmd, split with shlex
 
 
 @dataclass(frozen=True)

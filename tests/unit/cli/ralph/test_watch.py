@@ -67,22 +67,27 @@ def populate(root: Path, store: LoopStore) -> None:
                         for n in (1, 2)], **extra))
 
 
-EXPECTED = """\
-ralph watch: {root} at 2026-11-30 07:12:34 UTC
-- 20261130T070000Z-5f0c2a8e-aaa111 · headless gate · iteration 3/8 · 12:34 · gate green (committed) · 31,200 tokens ~$0.11 est
-  task: Make the\ufffd[2J tests [bold]pass[/bold]
-  last learning: the fixture needs a tmp dir
-- 20261130T070200Z-9a8b7c6d-bbb222 · session judge · iteration 1/100 · 10:34 · no check yet · 0 tokens ~$0.00 est
-  task: Add CSV export
-  judge: attempt 1, worker at work
-Unreadable loop file (left as it is): fifo-0000.json
-Unreadable loop file (left as it is): garbage-0000.json
-Recently ended:
-- 20261130T060900Z-0b7c5c3e-ccc9 · limit reached · 2/8 iterations · 10:00 · 0 tokens ~$0.00 est · ended 2026-11-30 06:19:00 UTC
-  task: Older task
-- 20261130T060500Z-0b7c5c3e-ccc5 · success (verified) · 2/8 iterations · 10:00 · 0 tokens ~$0.00 est · ended 2026-11-30 06:15:00 UTC
-  task: Older task
-"""
+EXPECTED = "\n".join([
+    "ralph watch: {root} at 2026-11-30 07:12:34 UTC",
+    "- 20261130T070000Z-5f0c2a8e-aaa111 · headless gate · iteration 3/8 · 12:34 · gate green "
+    "(committed) · 31,200 tokens ~$0.11 est",
+    "  task: Make the\ufffd[2J tests [bold]pass[/bold]",
+    "  last learning: the fixture needs a tmp dir",
+    "- 20261130T070200Z-9a8b7c6d-bbb222 · session judge · iteration 1/100 · 10:34 · no check "
+    "yet · 0 tokens ~$0.00 est",
+    "  task: Add CSV export",
+    "  judge: attempt 1, worker at work",
+    "Unreadable loop file (left as it is): fifo-0000.json",
+    "Unreadable loop file (left as it is): garbage-0000.json",
+    "Recently ended:",
+    "- 20261130T060900Z-0b7c5c3e-ccc9 · limit reached · 2/8 iterations · 10:00 · 0 tokens "
+    "~$0.00 est · ended 2026-11-30 06:19:00 UTC",
+    "  task: Older task",
+    "- 20261130T060500Z-0b7c5c3e-ccc5 · success (verified) · 2/8 iterations · 10:00 · 0 "
+    "tokens ~$0.00 est · ended 2026-11-30 06:15:00 UTC",
+    "  task: Older task",
+    "",
+])
 
 
 def test_once_prints_every_loop_whole_and_changes_nothing(
@@ -126,7 +131,8 @@ def test_on_a_pipe_it_prints_again_at_each_change_until_no_loop_is_active(
     code, out, err = run(capsys, "watch", "--project", str(root))
     mover.join()
     head = f"ralph watch: {root} at 2026-11-30 07:12:34 UTC"
-    loop = f"- {state.loop_id} · session · iteration {{}}/8 · 12:34 · no check yet · 0 tokens ~$0.00 est"
+    loop = (f"- {state.loop_id} · session · iteration {{}}/8 · 12:34 · no check yet · 0 "
+            "tokens ~$0.00 est")
     assert (code, err) == (0, "")
     assert out == "\n".join([
         head, loop.format(1), "  task: Make the tests pass", "",
