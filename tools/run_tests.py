@@ -1,8 +1,9 @@
 """Run the whole test suite from a fresh clone: the command the README names and CI runs.
 
 Creates `.venv` with the package and its test tools, installs the pinned Claude Code CLI for
-the end-to-end tests, then runs pytest. Standard library only. pytest's "no tests ran"
-(exit 5) is a failure here, never a pass.
+the end-to-end tests (and Debian's chromium for the HTML report's browser tests, when it is
+missing and this may install packages), then runs pytest. Standard library only. pytest's
+"no tests ran" (exit 5) is a failure here, never a pass.
 """
 
 from __future__ import annotations
@@ -29,6 +30,26 @@ def _step(title: str, command: Sequence[str | os.PathLike[str]], **kwargs: objec
     subprocess.run([str(part) for part in command], check=True, cwd=ROOT, **kwargs)  # type: ignore[call-overload]
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _ensure_chromium() -> bool:
+    """Debian's `chromium`, which renders the HTML report in the browser tests: installed
+    with apt-get when it is missing and this is root (or sudo works without a password)."""
+    if CHROMIUM.exists():
+        return True
+    apt = shutil.which("apt-get")
+    prefix = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
+    if apt is None or prefix is None:
+        print("run_tests: the browser tests need Debian's chromium at /usr/bin/chromium: "
+              "install it (apt-get install chromium), then run this again", file=sys.stderr)
+        return False
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for step in (["update", "-qq"], ["install", "-y", "-qq", "chromium"]):
+        _step(f"apt-get {step[0]} (chromium)", [*prefix, apt, *step], env=env)
+    return CHROMIUM.exists()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # The whole suite: the slow stress runs too, which a plain `pytest` leaves out.
     pytest_args = ["-m", "slow or not slow", *(sys.argv[1:] if argv is None else argv)]
@@ -36,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"run_tests: the end-to-end tests need {', '.join(missing)} on PATH: install "
               "it, then run this again", file=sys.stderr)
+        return 1
+    if not _ensure_chromium():
         return 1
     if not _python().exists():
         print(f"==> creating {VENV}", flush=True)

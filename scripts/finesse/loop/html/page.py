@@ -28,7 +28,6 @@ STYLE = """
     --accent: #7aa7ff; --success: #3ccf7a; --rejected: #ff9b45; --continue: #6f9cff;
     --repair: #e8c640; --reverted: #c58af0; --blocked: #ff6b6b; --other: #7d8799;
     --bar: #4f79c7; --cost: #ff8a4c; }
-  .mark, .badge { color: #10131a; }
 }
 * { box-sizing: border-box; }
 body { margin: 0; padding: 24px 32px 48px; background: var(--bg); color: var(--fg);
@@ -75,6 +74,7 @@ svg.chart .dot { fill: var(--cost); }
 .card h4 { margin: 0 0 4px; font-size: 1em; overflow-wrap: anywhere; }
 ul { padding-left: 22px; }
 li { overflow-wrap: anywhere; }
+@media (prefers-color-scheme: dark) { .mark, .badge { color: #10131a; } }
 """
 _KIND_RULES = "\n".join(
     f".k-{kind} {{ --swatch: var(--{kind}); }} .mark.k-{kind}, .badge.k-{kind} "
