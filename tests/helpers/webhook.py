@@ -19,6 +19,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    at: float  # time.monotonic() when it arrived
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -49,7 +50,7 @@ class Webhook:
                 body = self.rfile.read(length) if length else b""
                 hook.received.append(Received(self.command, self.path,
                                               {k.lower(): v for k, v in self.headers.items()},
-                                              body))
+                                              body, time.monotonic()))
                 time.sleep(min(hook.hang, 30.0))
                 try:
                     self.send_response(hook.status)
