@@ -39,7 +39,8 @@ h2 { font-size: 1.15em; margin: 28px 0 8px; border-bottom: 1px solid var(--line)
 .task { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 1.05em; margin: 8px 0; }
 .muted { color: var(--muted); }
 .badge { display: inline-block; padding: 2px 10px; border-radius: 999px; color: #fff;
-  font-weight: 600; font-size: 0.9em; vertical-align: middle; }
+  font-weight: 600; font-size: 0.9em; vertical-align: middle; white-space: nowrap;
+  overflow-wrap: normal; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 12px 0; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }

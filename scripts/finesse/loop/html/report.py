@@ -87,10 +87,11 @@ def _head(state: LoopState, facts: EndFacts, made_later: bool) -> str:
 
 def _row(entry: IterationRecord, tokens: int, cost: float) -> str:
     kind = kind_of(entry.result, entry.gate_action)
+    label = kind if kind in ("repair", "reverted") else entry.result  # what git did, then
     said = entry.approach or entry.reply_excerpt
     learned = f'<div class="muted">learning: {text(entry.learning)}</div>' if entry.learning else ""
     return (f'<tr id="iteration-{entry.number}"><td class="num">{entry.number}</td>'
-            f'<td><span class="badge k-{kind}">{text(entry.result)}</span></td>'
+            f'<td><span class="badge k-{kind}">{text(label)}</span></td>'
             f"<td>{text(checks_of(entry))}</td>"
             f'<td class="num">{tokens:,}</td><td class="num">${cost:,.2f}</td>'
             f'<td class="num">{_duration(entry.started_at, entry.ended_at)}</td>'
