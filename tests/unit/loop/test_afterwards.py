@@ -154,3 +154,18 @@ def test_the_command_gets_the_ended_loop_s_record_and_the_post_its_summary(
         "end_message": "Ralph loop done at iteration 2/8.",
     }
     assert log_lines(store) == []
+
+
+def test_a_stop_that_continues_imports_none_of_it() -> None:
+    import subprocess
+    import sys
+
+    from tests.e2e.harness import SCRIPTS
+
+    code = (f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); import finesse.hooks.stop; "
+            "print(sorted(name for name in sys.modules if name.split('.')[0] == 'rich' or "
+            "name.startswith(('finesse.loop.afterwards', 'finesse.loop.html', "
+            "'finesse.loop.notify', 'finesse.loop.watch', 'urllib.request', 'http.client'))))")
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout == "[]\n"
