@@ -46,9 +46,10 @@ def recorder(folder: Path) -> tuple[str, Path]:
 def test_an_in_session_loop_posts_its_end_runs_the_command_and_writes_the_html(
         run_claude: ClaudeRunner, project: Path, tmp_path: Path) -> None:
     command, seen = recorder(tmp_path / "outside")
+    files = ("echo done > done.txt && printf x > \"$(printf 'caf\\351.txt')\" && "
+             "touch '<img src=x onerror=alert(2)>.txt'")
     script = [
-        [text("Writing it."), bash("echo done > done.txt && printf x > \"$(printf "
-                                   "'caf\\351.txt')\" && touch '<img src=x onerror=alert(2)>.txt'")],
+        [text("Writing it."), bash(files)],
         [text("It is written.\n<promise>DONE</promise>")],
     ]
     typed = TASK.replace('"', '\\"')
