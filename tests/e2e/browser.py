@@ -17,15 +17,15 @@ import os
 import select
 import signal
 import subprocess
-import threading
 import time
 import zlib
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.helpers.local_server import LocalServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -48,51 +48,25 @@ def chromium() -> Path:
 
 
 @dataclass
-class Recorder:
+class Recorder(LocalServer):
     """Serves `pages` (path -> bytes) on 127.0.0.1 and records every request it gets."""
 
     pages: dict[str, bytes]
     requests: list[str] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
 
-    @property
-    def origin(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> Recorder:
-        recorder = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _any(self) -> None:
-                recorder.requests.append(f"{self.command} {self.path}")
-                page = recorder.pages.get(urlsplit(self.path).path)
-                if self.command != "GET" or page is None:
-                    self.send_response(403)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(page)))
-                self.end_headers()
-                self.wfile.write(page)
-
-            do_GET = do_POST = do_HEAD = do_CONNECT = do_PUT = do_OPTIONS = _any
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
+    def answer(self, request: BaseHTTPRequestHandler) -> None:
+        self.requests.append(f"{request.command} {request.path}")
+        page = self.pages.get(urlsplit(request.path).path)
+        if request.command != "GET" or page is None:
+            request.send_response(403)
+            request.send_header("Content-Length", "0")
+            request.end_headers()
+            return
+        request.send_response(200)
+        request.send_header("Content-Type", "text/html; charset=utf-8")
+        request.send_header("Content-Length", str(len(page)))
+        request.end_headers()
+        request.wfile.write(page)
 
 
 @dataclass
