@@ -139,8 +139,9 @@ def end_facts(store: LoopStore, state: LoopState) -> EndFacts:
 
 
 def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str:
-    """End a loop for good: the notebook's last entry and review, the report, the archive.
-    Returns the banner for the user."""
+    """End a loop for good: the notebook's last entry and review, the report, the archive,
+    then the HTML report and the notifications (`finesse.loop.afterwards`). Returns the
+    banner for the user."""
     # Judge mode's parts are imported only by the stops that end a loop: the Stop hook
     # imports this module on every stop.
     from finesse.judging.report import judge_banner, judge_report
