@@ -3,8 +3,9 @@
 Checks first for the tools the end-to-end tests need (git, node, npm, tmux) and for the
 other Pythons the launcher tests run under (tests/helpers/interpreters.py says where it looks),
 then creates `.venv` with the package and its test tools, installs the pinned Claude Code CLI
-for the end-to-end tests, and runs pytest. Standard library only. pytest's "no tests ran"
-(exit 5) is a failure here, never a pass.
+for the end-to-end tests (and Debian's chromium for the HTML report's browser tests, when it
+is missing and this may install packages), and runs pytest. Standard library only. pytest's
+"no tests ran" (exit 5) is a failure here, never a pass.
 """
 
 from __future__ import annotations
@@ -34,6 +35,26 @@ def _step(title: str, command: Sequence[str | os.PathLike[str]], **kwargs: objec
     subprocess.run([str(part) for part in command], check=True, cwd=ROOT, **kwargs)  # type: ignore[call-overload]
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _ensure_chromium() -> bool:
+    """Debian's `chromium`, which renders the HTML report in the browser tests: installed
+    with apt-get when it is missing and this is root (or sudo works without a password)."""
+    if CHROMIUM.exists():
+        return True
+    apt = shutil.which("apt-get")
+    prefix = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
+    if apt is None or prefix is None:
+        print("run_tests: the browser tests need Debian's chromium at /usr/bin/chromium: "
+              "install it (apt-get install chromium), then run this again", file=sys.stderr)
+        return False
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for step in (["update", "-qq"], ["install", "-y", "-qq", "chromium"]):
+        _step(f"apt-get {step[0]} (chromium)", [*prefix, apt, *step], env=env)
+    return CHROMIUM.exists()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # The whole suite: the slow stress runs too, which a plain `pytest` leaves out.
     pytest_args = ["-m", "slow or not slow", *(sys.argv[1:] if argv is None else argv)]
@@ -46,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if old_pythons:
         print(f"run_tests: {interpreters.how_to_install(old_pythons[0])}, then run this again",
               file=sys.stderr)
+        return 1
+    if not _ensure_chromium():
         return 1
     if not _python().exists():
         print(f"==> creating {VENV}", flush=True)

@@ -162,6 +162,13 @@ class Gate(Record):
         _within(self, MAX_COUNTER, "red_streak", "empty_iterations")
 
 
+class Notify(Record):
+    """Who is told when the loop ends (`finesse.loop.notify`), fixed when it starts."""
+
+    targets: list[str] = field(default_factory=list)  # --notify: desktop, http(s) URLs
+    commands: list[str] = field(default_factory=list)  # --notify-cmd, split with shlex
+
+
 class LoopState(Record):
     """One loop, bound to the session that started it. Active while `outcome` is None."""
 
@@ -216,6 +223,7 @@ class LoopState(Record):
     gate: Gate | None = None  # gate mode
     judge: JudgeState | None = None  # judge mode
     headless: HeadlessRun | None = None  # run by `ralph run`, not by a session's Stop hook
+    notify: Notify | None = None  # told when it ends; None: nobody
 
     def __post_init__(self) -> None:
         _at_least_one(self, "max_iterations", "iteration", "quiesce_after")

@@ -86,6 +86,7 @@ def headless_runner(settings: HeadlessRun, keep: Path,
     def run(task: Task, cancel: Cancel) -> LoopState:
         store = LoopStore(StatePaths(task.project))
         request = start_request(shlex.join(task.args), task.project, command="finesse-execute")
+        request.notify = None  # the graph run tells once, when it ends
         state = runner.start(store, request, settings)
         ended = runner.drive(store, state.session_id, cancel, progress_for(task.workflow.name))
         worktrees.commit_leftovers(task.worktree, task.workflow.name)
@@ -97,7 +98,8 @@ def headless_runner(settings: HeadlessRun, keep: Path,
 
 def _keep(store: LoopStore, state: LoopState, keep: Path) -> None:
     keep.mkdir(parents=True, exist_ok=True)
-    for source in (store.paths.history / f"{state.loop_id}.json",
-                   Path(state.report_path) if state.report_path else None):
+    report = Path(state.report_path) if state.report_path else None
+    for source in (store.paths.history / f"{state.loop_id}.json", report,
+                   report.with_suffix(".html") if report else None):
         if source is not None and source.is_file():
             shutil.copyfile(source, keep / source.name)

@@ -68,8 +68,9 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
   A quote as text: \\" or \\', or inside the other quotes: "it's", '"hi"'.
   A prompt holds at most 1 MiB, typed or read with --prompt-file PATH (the way
   for long or tricky prompts).
-  From a terminal: ralph status | ralph cancel [--session ID | --all] | ralph abort
-                   | ralph report | ralph resume | ralph doctor
+      When it ends: --notify desktop|URL, --notify-cmd CMD (the report's JSON on stdin).
+  From a terminal: ralph status | ralph watch | ralph cancel [--session ID | --all]
+                   | ralph abort | ralph report [--html] | ralph resume | ralph doctor
   Headless (CI, a fresh `claude -p` per iteration): ralph run "PROMPT" [the same
                    options] [--json] [--wait-on-limit] [--iteration-timeout 20m];
                    a decomposed plan's waves: ralph run --graph finesse-plans/NAME/

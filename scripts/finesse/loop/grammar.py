@@ -11,6 +11,7 @@ import re
 
 from finesse.errors import UsageError
 from finesse.loop.budgets import parse_budgets, single
+from finesse.loop.notify.settings import parse_notify
 from finesse.loop.words import parse_count, split_words
 from finesse.models import Budgets
 from finesse.record import Record, field
@@ -32,7 +33,7 @@ LOOP_USAGE = (
     "[--prompt-file PATH] [--completion-promise-file PATH] [--verify CMD] [--plan PATH] "
     "[--no-plan] [--quiesce-after N] [--timeout-minutes N] [--gate CMD] [--allow-dirty] "
     "[--effort LEVEL] [--max-tokens N] [--max-cost USD] [--stop-at-quota PERCENT] "
-    "[--judge --criteria TEXT --protect PATH]"
+    "[--judge --criteria TEXT --protect PATH] [--notify desktop|URL] [--notify-cmd CMD]"
 )
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 RESUME_USAGE = (
@@ -101,6 +102,8 @@ _VALUE_FLAGS = (
     "--stop-at-quota",
     "--criteria",
     "--protect",
+    "--notify",
+    "--notify-cmd",
 )
 _BUDGET_FLAGS = ("--max-tokens", "--max-cost", "--stop-at-quota")
 _RESUME_FLAGS = ("--max-iterations", "--timeout-minutes", *_BUDGET_FLAGS)
@@ -165,6 +168,8 @@ class LoopArgs(Record, frozen=False):
     judge: bool = False  # judge mode (finesse.judging): --judge, --criteria, --protect
     criteria: list[str] = field(default_factory=list)
     protect: list[str] = field(default_factory=list)
+    notify: list[str] = field(default_factory=list)  # finesse.loop.notify.settings
+    notify_cmd: list[str] = field(default_factory=list)
 
 
 def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
@@ -224,6 +229,7 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
     if timeout is not None:
         parsed.timeout_minutes = parse_count(timeout, "--timeout-minutes", MAX_TIMEOUT_MINUTES)
     parsed.budgets = parse_budgets(values)
+    parsed.notify, parsed.notify_cmd = parse_notify(values)
     _judge_args(parsed, values, given_cap=max_iterations is not None)
     return parsed
 

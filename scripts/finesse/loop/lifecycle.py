@@ -108,6 +108,7 @@ def start_loop(
         budgets=request.budgets,
         prices=list(request.prices),
         cursor=first_cursor(transcript),
+        notify=request.notify,
     )
     if request.judge:
         from finesse.loop import judge_watch
@@ -134,8 +135,9 @@ def end_facts(store: LoopStore, state: LoopState) -> EndFacts:
 
 
 def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str:
-    """End a loop for good: the notebook's last entry and review, the report, the archive.
-    Returns the banner for the user."""
+    """End a loop for good: the notebook's last entry and review, the report, the archive,
+    then the HTML report and the notifications (`finesse.loop.afterwards`). Returns the
+    banner for the user."""
     # Judge mode's parts are imported only by the stops that end a loop: the Stop hook
     # imports this module on every stop.
     from finesse.judging.report import judge_banner, judge_report
@@ -150,11 +152,21 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
     notebook.edit(store, state, edits)
     target = store.paths.reports / f"{state.loop_id}.md"
     state = replace(state, report_path=str(target))
-    write_atomic(target, report.render_report(state, facts) + judge_report(state))
+    shown = str(target.relative_to(store.paths.root))
+    try:
+        write_atomic(target, report.render_report(state, facts) + judge_report(state))
+    except OSError as err:  # a report folder that is not one: the loop still ends
+        why = ("its folder is not a folder" if isinstance(
+            err, FileExistsError | NotADirectoryError) else err.strerror or str(err))
+        store.log(f"the report of loop {state.loop_id} was not written to {target}: {why}")
+        state = replace(state, report_path="")
+        shown = f"not written ({why}); the ended loop's record is {facts.state_file}"
     store.archive(state)
     judge_watch.unmark(store.paths, state.session_id)
-    return report.banner(state, facts, str(target.relative_to(store.paths.root))) + (
-        judge_banner(state))
+    from finesse.loop.afterwards import after_end
+
+    after_end(store, state, facts)  # the HTML report, the notifications
+    return report.banner(state, facts, shown) + judge_banner(state)
 
 
 def cancel_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> LoopState | None:

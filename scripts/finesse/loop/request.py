@@ -19,6 +19,7 @@ from finesse.loop.grammar import (
     parse_loop_args,
 )
 from finesse.loop.judge_watch import check_protect
+from finesse.loop.notify.settings import project_notify
 from finesse.loop.todo.sections import (
     ATTEMPTS,
     acceptance_criteria,
@@ -26,7 +27,7 @@ from finesse.loop.todo.sections import (
     gate_commands,
     parse_sections,
 )
-from finesse.models import Budgets
+from finesse.models import Budgets, Notify
 from finesse.record import Record, field
 from finesse.results import Price
 from finesse.spend import DEFAULT_PRICES
@@ -55,6 +56,7 @@ class StartRequest(Record, frozen=False):
     judge: bool = False  # judge mode: its criteria and protected paths
     criteria: list[str] = field(default_factory=list)
     protect: list[str] = field(default_factory=list)
+    notify: Notify | None = None  # who is told when it ends
 
     @property
     def warnings(self) -> list[str]:
@@ -140,6 +142,7 @@ def resolve(args: LoopArgs, root: Path) -> StartRequest:
     )
     if args.budgets.max_cost is not None or args.budgets.max_tokens is not None:
         request.prices = project_prices(root)
+    request.notify = project_notify(args.notify, args.notify_cmd, root)
     if args.promise is not None:
         request.promise = args.promise
     elif args.promise_file is not None:

@@ -14,7 +14,7 @@ from finesse.record import Record
 from finesse.support import interpreters, runtime
 
 PLUGIN_ROOT = runtime.SCRIPTS_DIR.parent
-DEPENDENCIES = ("pydantic", "click", "git", "yaml")
+DEPENDENCIES = ("pydantic", "click", "git", "yaml", "rich")
 
 
 class Check(Record):

@@ -80,8 +80,17 @@ def project(git_repo: Path) -> Path:
 def test_config_defaults_without_a_file(tmp_path: Path) -> None:
     assert load_config(tmp_path).model_dump() == {
         "version": 1, "cache_enabled": True, "staleness_threshold": 50,
-        "context_window": 200_000, "prices": {},
+        "context_window": 200_000, "prices": {}, "notify": [], "notify_cmd": [],
+        "no_html": False,
     }
+
+
+def test_the_loop_s_keys_in_the_config_load_for_the_finesse_tools_too(tmp_path: Path) -> None:
+    (tmp_path / ".finesse").mkdir()
+    (tmp_path / ".finesse" / "config.json").write_text(
+        '{"notify": "desktop", "notify_cmd": ["logger ended"], "no_html": true}')
+    assert load_config(tmp_path) == FinesseConfig(notify="desktop", notify_cmd=["logger ended"],
+                                                  no_html=True)
 
 
 def test_config_overrides(tmp_path: Path) -> None:

@@ -70,7 +70,8 @@ def test_stop_ends_on_the_promise(git_repo: Path, store: LoopStore) -> None:
         "systemMessage": "Ralph loop done: <promise>DONE</promise> at iteration 2/8"
                          + UNVERIFIED_END + "\nFiles modified: 0 (+0, -0)\n" + report_line(ended)
     }
-    assert files_under(store.paths.reports) == [f"{ended.loop_id}.md"]
+    # The Markdown report and the HTML one beside it.
+    assert files_under(store.paths.reports) == [f"{ended.loop_id}.html", f"{ended.loop_id}.md"]
     assert (ended.outcome, ended.iteration, [r.result for r in ended.iterations]) == (
         "success", 2, ["continue", "success"]
     )

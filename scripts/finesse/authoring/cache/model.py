@@ -34,13 +34,17 @@ class PriceRates(StrictModel):
 
 class FinesseConfig(StrictModel):
     """`.finesse/config.json`, the whole file: the Finesse tools' settings and the loop's
-    `prices` (read for the loop by `finesse.loop.request.project_prices`)."""
+    `prices` (read for the loop by `finesse.loop.request.project_prices`), `notify`,
+    `notify_cmd` and `no_html` (read by `finesse.loop.project_config`)."""
 
     version: Literal[1] = 1
     cache_enabled: bool = True
     staleness_threshold: int = Field(default=50, ge=0)
     context_window: int = Field(default=200_000, gt=0)
     prices: dict[str, PriceRates] = Field(default_factory=dict)
+    notify: str | list[str] = Field(default_factory=list)  # desktop or http(s) URLs
+    notify_cmd: str | list[str] = Field(default_factory=list)
+    no_html: bool = False  # no HTML report beside the Markdown one
 
 
 class Baseline(StrictModel):

@@ -16,14 +16,15 @@ from finesse.cli.boundary import LazyGroup
 SUBCOMMANDS: dict[str, str] = {
     name: f"finesse.cli.ralph.{name}"
     for name in ("abort", "cancel", "doctor", "report", "resume", "run", "start", "status",
-                 "statusline")
+                 "statusline", "watch")
 }
 
 
 @click.group(cls=LazyGroup, subcommands=SUBCOMMANDS,
              context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
-    """Ralph loops of this project: run, status, cancel, abort, start, report, resume, doctor."""
+    """Ralph loops of this project: run, status, watch, cancel, abort, start, report, resume,
+    doctor."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import click
 
-from finesse.models import LoopState
-from finesse.schema import to_dict
-from finesse.spend import receipt
+from finesse.loop.notify.message import loop_record
 from finesse.state.paths import StatePaths, find_project_root
 from finesse.state.store import LoopStore
 
@@ -26,7 +23,4 @@ project_option = click.option(
     help="Project root (default: $CLAUDE_PROJECT_DIR, else the git top level of the cwd).",
 )
 
-
-def loop_record(state: LoopState) -> dict[str, Any]:
-    """An ended loop's record, with its spend under `spend` (`ralph report --json`)."""
-    return {**to_dict(state), "spend": receipt(state).as_dict()}
+__all__ = ["loop_record", "project_option", "store_for"]  # loop_record: `ralph report --json`

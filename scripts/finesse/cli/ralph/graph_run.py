@@ -22,13 +22,14 @@ from finesse.headless.graph import run_graph as run_waves
 from finesse.headless.interrupts import cancel_on_signals
 from finesse.headless.runner import JUDGE_REFUSED
 from finesse.headless.subworkflow import PLAN_FLAGS, headless_runner
-from finesse.loop.grammar import parse_loop_args
+from finesse.loop.grammar import LoopArgs, parse_loop_args
+from finesse.loop.notify.settings import project_notify
 from finesse.models import HeadlessRun
 from finesse.state.store import LoopStore
 from finesse.support.files import write_atomic
 
 
-def check_words(words: list[str]) -> None:
+def check_words(words: list[str]) -> LoopArgs:
     """The loop options given with --graph apply to every sub-workflow; the plan's own
     (prompt, promise, cap, plan) and prompt words are refused, the rest is checked by the
     loop grammar as `/finesse-execute` would check it."""
@@ -47,12 +48,14 @@ def check_words(words: list[str]) -> None:
         raise
     if parsed.judge:
         raise UsageError(JUDGE_REFUSED)
+    return parsed
 
 
 def run_graph(store: LoopStore, folder: Path, words: list[str], settings: HeadlessRun, *,
               jobs: int, as_json: bool) -> int:
     root = store.paths.root
-    check_words(words)
+    parsed = check_words(words)
+    notify = project_notify(parsed.notify, parsed.notify_cmd, root)
     loaded = load_execution_graph(folder if folder.is_absolute() else root / folder)
     graph = prepare(root, loaded)
     out = sys.stderr if as_json else sys.stdout
@@ -68,6 +71,9 @@ def run_graph(store: LoopStore, folder: Path, words: list[str], settings: Headle
         run_waves(graph, loaded, words, runner, jobs=jobs, cancel=cancel, say=say)
     target = graph_report.report_path(graph)
     write_atomic(target, graph_report.render(graph, loaded.task))
+    from finesse.headless.graph_end import after_graph
+
+    after_graph(graph, loaded.task, notify)  # the HTML report, the one notification
     if as_json:
         click.echo(json.dumps(graph_report.as_dict(graph, loaded.task), indent=2,
                               ensure_ascii=True))

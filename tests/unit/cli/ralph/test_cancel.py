@@ -37,7 +37,7 @@ def test_cancel_the_one_loop(capsys: pytest.CaptureFixture[str], root: Path,
 
         "report_path": str(report),
     })
-    assert files_under(store.paths.reports) == [report.name]
+    assert files_under(store.paths.reports) == [report.with_suffix(".html").name, report.name]
 
 
 def test_cancel_several_without_all_is_a_usage_error(

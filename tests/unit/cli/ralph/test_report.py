@@ -126,3 +126,35 @@ def test_report_file_missing(capsys: pytest.CaptureFixture[str], root: Path,
     assert run(capsys, "report", "--project", str(root)) == (
         1, "", f"ralph report: the report of {loop_id} is missing; try --json\n"
     )
+
+
+def test_report_html_prints_the_page_the_end_wrote(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    loop_id = ended_loop(store, root, "aaa111", 10, report_text="# report\n")
+    page = store.paths.reports / f"{loop_id}.html"
+    page.write_text("<!DOCTYPE html><p>as written at the end</p>\n")
+    assert run(capsys, "report", "--html", "--project", str(root)) == (0, f"{page}\n", "")
+    assert page.read_text() == "<!DOCTYPE html><p>as written at the end</p>\n"
+
+
+def test_report_html_writes_a_missing_page_and_says_it_was_made_later(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    from tests.helpers.pages import parse
+
+    loop_id = ended_loop(store, root, "aaa111", 10, report_text="# report\n")
+    assert run(capsys, "report", "--project", str(root), "--html", loop_id) == (
+        0, f"{store.paths.reports / (loop_id + '.html')}\n", "")
+    parsed = parse((store.paths.reports / f"{loop_id}.html").read_text(encoding="utf-8"))
+    assert "Written after the loop ended: the files changed are as the project is now." in (
+        parsed.text)
+    assert parsed.by_id("outcome") == ("span", {"class": "badge k-other", "id": "outcome"})
+
+
+def test_report_html_and_json_do_not_mix(
+    capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore
+) -> None:
+    ended_loop(store, root, "aaa111", 10, report_text="# report\n")
+    assert run(capsys, "report", "--html", "--json", "--project", str(root)) == (
+        2, "", "ralph report: give --json or --html, not both (see 'ralph report --help')\n")

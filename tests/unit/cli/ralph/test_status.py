@@ -154,6 +154,7 @@ def test_status_json_whole_object(
             "gate": None,
             "judge": None,
             "headless": None,
+            "notify": None,
         }],
     }
 
