@@ -66,7 +66,8 @@ def test_the_blocker_does_block() -> None:
 
 
 # What exists only on POSIX (or only on Windows), and the door each may be used in.
-DOORS = {"finesse.support.locks", "finesse.support.processes", "finesse.support.pipes"}
+DOORS = {"finesse.support.locks", "finesse.support.processes", "finesse.support.pipes",
+         "finesse.support.terminal"}
 PLATFORM_MODULES = {"fcntl", "msvcrt", "termios", "pwd", "grp", "resource", "selectors"}
 POSIX_ONLY_CALLS = {("os", name) for name in (
     "killpg", "setsid", "setpgrp", "getpgid", "waitid", "fork", "O_NONBLOCK", "O_NOCTTY")} | {

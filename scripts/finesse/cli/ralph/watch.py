@@ -9,12 +9,8 @@ on a pipe, again whenever something changed, until no loop is active.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import select
 import sys
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -24,40 +20,13 @@ from finesse.cli.ralph.common import project_option, store_for
 from finesse.loop.watch import Watch, clock, plain_lines, read_watch, signature, spend_words
 from finesse.state.paths import StatePaths
 from finesse.state.store import utcnow
+from finesse.support.terminal import keys
 
 if TYPE_CHECKING:
     from rich.console import Group
 
 POLL_SECONDS = 0.5
 REDRAW_SECONDS = 1.0
-
-
-@contextlib.contextmanager
-def keys() -> Iterator[int | None]:
-    """stdin in cbreak mode (a key is read as it is typed, Ctrl-C still interrupts), put
-    back as it was on the way out; None when stdin is not a terminal."""
-    if not sys.stdin.isatty():
-        yield None
-        return
-    import termios
-    import tty
-
-    descriptor = sys.stdin.fileno()
-    saved = termios.tcgetattr(descriptor)
-    try:
-        tty.setcbreak(descriptor)
-        yield descriptor
-    finally:
-        termios.tcsetattr(descriptor, termios.TCSADRAIN, saved)
-
-
-def _quit_typed(descriptor: int | None, seconds: float) -> bool:
-    """Wait up to `seconds` for a key; whether it was q."""
-    if descriptor is None:
-        time.sleep(seconds)
-        return False
-    ready, _, _ = select.select([descriptor], [], [], seconds)
-    return bool(ready) and os.read(descriptor, 32).lower().startswith(b"q")
 
 
 def screen(watch: Watch, now: datetime) -> Group:
@@ -110,10 +79,10 @@ def live(paths: StatePaths) -> None:
     seen = signature(paths)
     watch = read_watch(paths, utcnow())
     console = Console()
-    with keys() as descriptor, Live(screen(watch, utcnow()), console=console,
+    with keys() as typed, Live(screen(watch, utcnow()), console=console,
                                     auto_refresh=False, screen=False) as shown:
         drawn = time.monotonic()
-        while not _quit_typed(descriptor, POLL_SECONDS):
+        while not typed.typed(POLL_SECONDS).lower().startswith("q"):
             now = signature(paths)
             if now != seen:
                 seen, watch = now, read_watch(paths, utcnow())

@@ -20,7 +20,6 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -33,10 +32,10 @@ from urllib.parse import urlsplit
 
 from finesse.models import Notify
 from finesse.record import Record
+from finesse.support import processes, terminal
 
 NOTIFY_SECONDS = 2.0
 POLL_SECONDS = 0.02
-TTY = "/dev/tty"
 USER_AGENT = "finesse-ralph/0.1"
 
 
@@ -103,20 +102,6 @@ def _desktop_argv(title: str, line: str, env: Mapping[str, str]) -> list[str] | 
     return None
 
 
-def _bell() -> str:
-    try:
-        descriptor = os.open(TTY, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
-    except OSError:
-        return "no desktop notifier and no terminal for the bell"
-    try:
-        os.write(descriptor, b"\a")
-    except OSError as err:
-        return f"the terminal bell failed ({err.strerror})"
-    finally:
-        os.close(descriptor)
-    return ""
-
-
 class _Running(Record, frozen=False):
     target: str
     process: subprocess.Popen[bytes]
@@ -127,9 +112,9 @@ def _start(target: str, argv: list[str], stdin: IO[bytes] | None, cwd: Path,
            env: Mapping[str, str]) -> _Running | Delivery:
     errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed once the process ends)
     try:
-        process = subprocess.Popen(argv, cwd=cwd, env=dict(env), start_new_session=True,
-                                   stdin=stdin if stdin is not None else subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=errors)
+        process = processes.start(argv, cwd=cwd, env=dict(env),
+                                  stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=errors)
     except (OSError, ValueError) as err:
         errors.close()
         return Delivery(target, f"could not start ({getattr(err, 'strerror', None) or err})")
@@ -149,7 +134,7 @@ def _finished(running: _Running) -> Delivery:
 
 def _stop(running: _Running, seconds: float) -> Delivery:
     with contextlib.suppress(OSError):
-        os.killpg(running.process.pid, signal.SIGKILL)
+        processes.end_forcibly(running.process)
     running.process.wait()
     running.errors.close()
     return Delivery(running.target, f"still running after {seconds:.1f} s: stopped")
@@ -179,7 +164,7 @@ def deliver(notify: Notify, body: dict[str, Any], record: dict[str, Any], *, cwd
         if isinstance(started, _Running):
             running.append(started)
         else:
-            done.append(started or Delivery(target, _bell()))
+            done.append(started or Delivery(target, terminal.bell()))
     if notify.commands:
         extra = {"RALPH_LOOP_ID": str(record.get("loop_id", "")),
                  "RALPH_OUTCOME": str(record.get("outcome", "")),

@@ -14,7 +14,7 @@ import pytest
 
 from finesse.cli.ralph import watch
 from finesse.judging import steps
-from finesse.models import HeadlessRun, IterationRecord
+from finesse.models import Gate, HeadlessRun, IterationRecord
 from finesse.record import replace
 from finesse.results import ModelUsage
 from finesse.state.store import LoopStore
@@ -48,7 +48,7 @@ def populate(root: Path, store: LoopStore) -> None:
     store.save(make_state(
         root, RUN_ID, loop_id="20261130T070000Z-5f0c2a8e-aaa111", iteration=3,
         prompt="Make the\x1b[2J tests [bold]pass[/bold]", headless=HeadlessRun(),
-        gate=["make check"], learnings=["x is flaky", "the fixture needs a tmp dir"],
+        gate=Gate(["make check"]), learnings=["x is flaky", "the fixture needs a tmp dir"],
         iterations=[IterationRecord(number=1, started_at=T0, ended_at=T1, result="rejected",
                                     verification=[red], usage=usage, cost=0.1125),
                     IterationRecord(number=2, started_at=T1, ended_at=T1, result="continue",

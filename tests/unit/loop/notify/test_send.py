@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from finesse.loop.notify import send
 from finesse.loop.notify.send import NOTIFY_SECONDS, Delivery, deliver, shown_target
 from finesse.models import Notify
+from finesse.support import terminal
 from tests.helpers.webhook import Webhook
 
 BODY = {"text": "Ralph loop success (verified) after 2/8 iterations", "title": "success",
@@ -152,11 +152,11 @@ def test_desktop_without_a_notifier_rings_the_bell(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     tty = tmp_path / "tty"
     tty.write_bytes(b"")
-    monkeypatch.setattr(send, "TTY", str(tty))
+    monkeypatch.setattr(terminal, "TTY", str(tty))
     done = deliver(Notify(targets=["desktop"]), BODY, RECORD, cwd=tmp_path,
                    env={"PATH": str(tmp_path)})
     assert (done, tty.read_bytes()) == ([Delivery("desktop")], b"\a")
-    monkeypatch.setattr(send, "TTY", str(tmp_path / "no-such-tty"))
+    monkeypatch.setattr(terminal, "TTY", str(tmp_path / "no-such-tty"))
     assert deliver(Notify(targets=["desktop"]), BODY, RECORD, cwd=tmp_path,
                    env={"PATH": str(tmp_path)}) == [
         Delivery("desktop", "no desktop notifier and no terminal for the bell")]
