@@ -15,7 +15,7 @@ from finesse.cli.boundary import LazyGroup
 
 SUBCOMMANDS: dict[str, str] = {
     name: f"finesse.cli.ralph.{name}"
-    for name in ("abort", "cancel", "doctor", "report", "resume", "run", "start", "status",
+    for name in ("abort", "cancel", "ci", "doctor", "report", "resume", "run", "start", "status",
                  "statusline")
 }
 
