@@ -3,7 +3,9 @@ each in a fresh clone of a local bare repository standing in for GitHub's, every
 the generator wrote executed, the loops the real Claude Code CLI against the scripted model.
 Both wave-1 branches are pushed and merged in the graph's order, wave 2 starts from their
 merge, the summaries are written; a conflicting wave stops the run before the next one, in
-a project that is a subdirectory of its repository."""
+a project that is a subdirectory of its repository. The plan job stops a run without the
+secret, with a plan changed since, or asked for a wave the plan does not have; the `waves`
+input runs only those."""
 
 from __future__ import annotations
 
@@ -199,3 +201,61 @@ def test_a_conflicting_wave_stops_before_the_next_in_a_monorepo_project(
         "merged count as done.", "", ""])
     assert "::error::merge wave 1: merging ralph/demo/beta into main failed" in (
         merge.steps[-1].log)
+
+
+def plan_only(tmp_path: Path, claude_bin: Path, claude_home: Path, *,
+              inputs: dict[str, str] | None = None, secrets: dict[str, str] | None = None,
+              edit: dict[str, str] | None = None) -> dict[str, Job]:
+    """The workflow of a fresh three-task plan, run with other `inputs` or `secrets`, or
+    after the plan was changed (`edit`: text appended to files) and committed; no loop is
+    expected to start (no model would answer it)."""
+    project = make_project(tmp_path / "proj")
+    write_plan(project, "demo", [workflow("alpha"), workflow("beta"),
+                                 workflow("gamma", ["alpha", "beta"])])
+    env = ralph_env(claude_home, "http://127.0.0.1:9")
+    del env["ANTHROPIC_API_KEY"]
+    text = write_workflow(project, env)
+    for path, more in (edit or {}).items():
+        (project / path).write_text((project / path).read_text() + more)
+        git(project, "commit", "-q", "-am", "changed the plan")
+    stand_in = runner(remote_of(project, tmp_path), tmp_path, claude_bin, env)
+    stand_in.inputs = inputs if inputs is not None else stand_in.inputs
+    stand_in.secrets = secrets if secrets is not None else stand_in.secrets
+    return stand_in.run(text)
+
+
+def test_the_plan_job_stops_the_run_without_the_secret_or_with_a_changed_plan(
+    claude_bin: Path, claude_home: Path, tmp_path: Path
+) -> None:
+    cases = [(plan_only(tmp_path / "secret", claude_bin, claude_home, secrets={}),
+              "::error::The repository secret ANTHROPIC_API_KEY is not set"),
+             (plan_only(tmp_path / "edit", claude_bin, claude_home,
+                        edit={"finesse-plans/demo/wave-1/beta/plan.md": "\nmore\n"}),
+              "::error::The plan finesse-plans/demo/ has changed since this workflow was "
+              'written: run "ralph ci finesse-plans/demo" again'),
+             (plan_only(tmp_path / "waves", claude_bin, claude_home,
+                        inputs={"base": "", "waves": "1, 3"}),
+              "::error::There is no wave 3 in this plan: give some of 1, 2")]
+    for jobs, error in cases:
+        assert results(jobs) == {"plan": "failure", "wave-1": "skipped", "merge-1": "skipped",
+                                 "wave-2": "skipped", "merge-2": "skipped"}, describe(jobs)
+        assert error in jobs["plan"].describe()
+
+
+def test_the_waves_input_runs_only_those_waves(
+    claude_bin: Path, claude_home: Path, tmp_path: Path
+) -> None:
+    # Wave 2 alone, wave 1 never run: gamma's dependencies are not merged, so it is skipped.
+    jobs = plan_only(tmp_path, claude_bin, claude_home, inputs={"base": "", "waves": "2"})
+    assert results(jobs) == {"plan": "success", "wave-1": "skipped", "merge-1": "success",
+                             "wave-2": "success", "merge-2": "success"}, describe(jobs)
+    assert jobs["plan"].outputs["waves"] == ",2,"
+    assert jobs["merge-1"].entries[0].summary == (
+        "### merge wave 1 into `main`: not chosen\n\nWave 1 was not among the waves this run "
+        "was given.\n\n")
+    assert summaries(jobs["wave-2"]) == {"gamma": (
+        "### wave 2 · gamma: not run\n\ndepends on alpha, beta, which did not succeed and "
+        "merge (`ralph/demo/gamma`).\n\n")}
+    assert [step.name for step in jobs["wave-2"].entries[0].steps
+            if step.outcome == "skipped"] == ["Run the loop", "Push the branch and summarise",
+                                              "Upload the report"]

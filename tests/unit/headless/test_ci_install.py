@@ -88,7 +88,7 @@ def test_an_origin_no_runner_can_clone_asks_for_finesse(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("not_from_pip")
 def test_no_checkout_and_no_pip_record_asks_for_finesse(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match=r"^ralph ci cannot tell where the jobs can install "
+    with pytest.raises(UsageError, match=r"^cannot tell where the jobs can install "
                                          r"this finesse from \(it is not on PyPI\): give "
                                          r"--finesse "):
         default_requirement(tmp_path)

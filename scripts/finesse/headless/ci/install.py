@@ -94,6 +94,6 @@ def default_requirement(checkout: Path | None = None) -> Requirement:
     that cannot be known."""
     found = _from_pip() or _from_checkout(checkout or package_checkout())
     if found is None:
-        raise UsageError("ralph ci cannot tell where the jobs can install this finesse from "
+        raise UsageError("cannot tell where the jobs can install this finesse from "
                          f"(it is not on PyPI): give {EXAMPLE}")
     return found
