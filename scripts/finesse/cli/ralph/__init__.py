@@ -23,7 +23,8 @@ SUBCOMMANDS: dict[str, str] = {
 @click.group(cls=LazyGroup, subcommands=SUBCOMMANDS,
              context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
-    """Ralph loops of this project: run, status, cancel, abort, start, report, resume, doctor."""
+    """Ralph loops of this project: run, ci, status, cancel, abort, start, report, resume,
+    doctor."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

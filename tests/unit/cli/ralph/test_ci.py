@@ -178,3 +178,14 @@ def test_the_workflows_steps_write_their_outputs_and_summaries(
                        "--begin-task", "alpha")
     assert (code, out, output.read_text()) == (
         0, "alpha: on the new branch ralph/demo/alpha\n", "run=false\nrun=true\n")
+
+
+def test_a_plan_not_committed_is_written_with_a_warning(
+    capsys: pytest.CaptureFixture[str], root: Path, planned: Path
+) -> None:
+    plan = root / "finesse-plans" / "demo" / "wave-1" / "alpha" / "plan.md"
+    plan.write_text(plan.read_text() + "\nMore.\n")
+    code, _, err = ci(capsys, root)
+    assert (code, planned.is_file()) == (0, True)
+    assert err == ("warning: finesse-plans/demo/ has changes that are not committed: the jobs "
+                   "check out what is pushed, so commit and push the plan with the workflow\n")
