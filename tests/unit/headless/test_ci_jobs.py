@@ -210,3 +210,15 @@ def test_a_wave_not_chosen_merges_nothing(remote: Path, tmp_path: Path) -> None:
     assert remote_branches(remote)["main"] == before
     with pytest.raises(UsageError, match=r"^the plan has no wave 3"):
         merge_wave(merger, graph(merger), 3, tmp_path, {1, 2})
+
+
+def test_a_merge_that_cannot_be_pushed_merges_nothing(remote: Path, tmp_path: Path) -> None:
+    run_task(remote, tmp_path, "alpha", {"alpha/done.txt": "a\n"})
+    merger = checkout(remote, tmp_path / "merge", branch=True)
+    start = git(merger, "rev-parse", "HEAD")
+    git(merger, "remote", "set-url", "--push", "origin", str(tmp_path / "gone.git"))
+    done = merge_wave(merger, graph(merger), 1, tmp_path / "keep-alpha", {1, 2})
+    assert done.stopped.startswith("git push origin main failed (")
+    assert done.stopped.endswith("): nothing of this wave is merged on it; re-run this job")
+    assert (done.merged, done.commit, remote_branches(remote)["main"]) == ([], start, start)
+    assert done.rows[0].note == f"not merged: {done.stopped}"

@@ -234,5 +234,7 @@ def merge_wave(project: Path, loaded: LoadedGraph, number: int, reports: Path,
                             "nothing of this wave is merged on it; re-run this job")
             for row in done.merged:
                 row.merge_commit, row.note = None, f"not merged: {done.stopped}"
+            done.commit = start.commit  # what the base branch still is on origin
+            return done
     done.commit = head(project) or ""
     return done
