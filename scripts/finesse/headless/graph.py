@@ -208,7 +208,7 @@ def _merge_wave(graph: GraphRun, wave: tuple[GraphWorkflow, ...],
             row.note = f"not merged: {graph.stopped}"
             continue
         merged = worktrees.merge(graph.root, row.branch,
-                                 f"ralph: merge {row.name} (wave {row.wave} of {graph.session})")
+                                 worktrees.merge_message(row.name, row.wave, graph.session))
         if merged.commit is None:
             graph.conflicts = merged.conflicts
             what = (f"conflicts in {', '.join(merged.conflicts)}" if merged.conflicts

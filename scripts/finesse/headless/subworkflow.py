@@ -1,14 +1,10 @@
 """One sub-workflow of a decomposed plan, run as a headless loop in its own worktree.
 
-Its loop is started with `/finesse-execute`'s arguments, parsed by the same grammar as every
-loop: its prompt and promise files, its `--max-iterations` from the graph, its plan's
-verification (the plan's `## Verification Commands`, else the `Verify:` command of each of
-its prompt's phases) and gate (`## Gate`), then the options given to `ralph run --graph`
-(budgets, `--effort`, more `--verify` ...). `--no-plan` keeps a `tasks/todo.md` of the project
-out of it: parallel sub-workflows writing their attempts there would conflict at the merge.
-When the loop ends, what it left uncommitted is committed on its branch, and its report and
-record are copied into the project's `.claude/ralph/graphs/<run>/`: the worktree goes away
-after the merge, they stay.
+Its loop's arguments are `finesse.headless.plan_args.loop_words`, the translation `ralph ci`
+uses too, with the options given to `ralph run --graph` (budgets, `--effort`, more
+`--verify` ...) after them. When the loop ends, what it left uncommitted is committed on its
+branch, and its report and record are copied into the project's `.claude/ralph/graphs/<run>/`:
+the worktree goes away after the merge, they stay.
 """
 
 from __future__ import annotations
@@ -19,22 +15,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from finesse.authoring.retro.plan import phase_commands
 from finesse.authoring.workflows.folder import GraphWorkflow
 from finesse.headless import runner, worktrees
 from finesse.headless.child import Cancel
+from finesse.headless.plan_args import loop_words
 from finesse.headless.runner import Progress
 from finesse.loop.request import start_request
-from finesse.loop.todo.sections import gate_commands, verification_commands
 from finesse.models import HeadlessRun, LoopState
 from finesse.state.paths import StatePaths
 from finesse.state.store import LoopStore
-from finesse.support.files import read_text
 from finesse.support.git import work_tree_top
-
-# Flags of the plan itself: `ralph run --graph` may not give them.
-PLAN_FLAGS = ("--prompt-file", "--completion-promise", "--completion-promise-file",
-              "--max-iterations", "--plan")
 
 
 @dataclass(frozen=True)
@@ -44,28 +34,6 @@ class Task:
     worktree: Path  # a checkout of the whole repository
     args: tuple[str, ...]  # the loop's arguments, as words
     project: Path  # the project inside it: in a monorepo, not the worktree's top
-
-
-def plan_checks(workflow: GraphWorkflow) -> tuple[list[str], list[str]]:
-    """The verification and gate commands of a sub-workflow's plan."""
-    plan = read_text(workflow.plan, subject=f"plan {workflow.plan}")
-    verify = verification_commands(plan)
-    if not verify:
-        prompt = read_text(workflow.prompt, subject=f"prompt {workflow.prompt}")
-        verify = [found.command for found in phase_commands(prompt) if found.command]
-    return list(dict.fromkeys(verify)), gate_commands(plan)
-
-
-def loop_words(workflow: GraphWorkflow, extra: Sequence[str]) -> tuple[str, ...]:
-    verify, gate = plan_checks(workflow)
-    words = ["--prompt-file", str(workflow.prompt.resolve()),
-             "--completion-promise-file", str(workflow.promise.resolve()),
-             "--max-iterations", str(workflow.max_iterations), "--no-plan"]
-    for command in verify:
-        words += ["--verify", command]
-    for command in gate:
-        words += ["--gate", command]
-    return (*words, *extra)
 
 
 def task_for(root: Path, session: str, workflow: GraphWorkflow, extra: Sequence[str]) -> Task:

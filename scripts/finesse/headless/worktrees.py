@@ -55,6 +55,11 @@ def branch_name(session: str, task: str) -> str:
     return str(PurePosixPath("ralph", session, task))
 
 
+def merge_message(task: str, wave: int, session: str) -> str:
+    """The message of a sub-workflow's merge commit, wherever its wave is merged."""
+    return f"ralph: merge {task} (wave {wave} of {session})"
+
+
 def worktree_path(root: Path, session: str, task: str) -> Path:
     return root / WORKTREES / session / task
 

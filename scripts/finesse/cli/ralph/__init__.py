@@ -15,7 +15,7 @@ from finesse.cli.boundary import LazyGroup
 
 SUBCOMMANDS: dict[str, str] = {
     name: f"finesse.cli.ralph.{name}"
-    for name in ("abort", "cancel", "doctor", "report", "resume", "run", "start", "status",
+    for name in ("abort", "cancel", "ci", "doctor", "report", "resume", "run", "start", "status",
                  "statusline", "watch")
 }
 
@@ -23,7 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
 @click.group(cls=LazyGroup, subcommands=SUBCOMMANDS,
              context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
-    """Ralph loops of this project: run, status, watch, cancel, abort, start, report, resume,
+    """Ralph loops of this project: run, ci, status, watch, cancel, abort, start, report, resume,
     doctor."""
 
 

@@ -5,7 +5,6 @@ loops at once do not fit one live line."""
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 import threading
 from pathlib import Path
@@ -14,47 +13,23 @@ import click
 
 from finesse.authoring.workflows.folder import load_execution_graph
 from finesse.cli.ralph.running import Lines
-from finesse.errors import UsageError
 from finesse.headless import graph_report
 from finesse.headless.child import Cancel
 from finesse.headless.graph import prepare
 from finesse.headless.graph import run_graph as run_waves
 from finesse.headless.interrupts import cancel_on_signals
-from finesse.headless.runner import JUDGE_REFUSED
-from finesse.headless.subworkflow import PLAN_FLAGS, headless_runner
-from finesse.loop.grammar import LoopArgs, parse_loop_args
+from finesse.headless.plan_args import check_plan_words
+from finesse.headless.subworkflow import headless_runner
 from finesse.loop.notify.settings import project_notify
 from finesse.models import HeadlessRun
 from finesse.state.store import LoopStore
 from finesse.support.files import write_atomic
 
 
-def check_words(words: list[str]) -> LoopArgs:
-    """The loop options given with --graph apply to every sub-workflow; the plan's own
-    (prompt, promise, cap, plan) and prompt words are refused, the rest is checked by the
-    loop grammar as `/finesse-execute` would check it."""
-    flags = [word.split("=", 1)[0] for word in words if word.startswith("--")]
-    given = [flag for flag in flags if flag in PLAN_FLAGS]
-    if given:
-        raise UsageError(f"--graph takes each sub-workflow's {given[0]} from its plan: drop it")
-    try:
-        parsed = parse_loop_args(shlex.join(["--prompt-file", "plan", *words]),
-                                 command="finesse-execute")
-    except UsageError as err:
-        if str(err).startswith("/finesse-execute runs a prompt file"):
-            raise UsageError("--graph runs the plan's own prompts: drop the prompt words "
-                             f"({' '.join(w for w in words if not w.startswith('-'))[:60]})"
-                             ) from None
-        raise
-    if parsed.judge:
-        raise UsageError(JUDGE_REFUSED)
-    return parsed
-
-
 def run_graph(store: LoopStore, folder: Path, words: list[str], settings: HeadlessRun, *,
               jobs: int, as_json: bool) -> int:
     root = store.paths.root
-    parsed = check_words(words)
+    parsed = check_plan_words(words, runner="--graph")
     notify = project_notify(parsed.notify, parsed.notify_cmd, root)
     loaded = load_execution_graph(folder if folder.is_absolute() else root / folder)
     graph = prepare(root, loaded)
