@@ -29,6 +29,7 @@ from pathlib import Path
 from finesse.errors import FinesseError, UsageError
 from finesse.support.files import shown_name
 from finesse.support.git import SCOPE, Git, GitError, join_names, split_names
+from finesse.support.git_index import SavedIndex
 from finesse.support.layout import OWN_DIR
 
 SUBJECT_LIMIT = 72
@@ -137,22 +138,10 @@ def _identity_env(git: Git) -> dict[str, str]:
     return env
 
 
-class _SavedIndex:
-    """The index file's bytes, put back when a commit fails half-way."""
-
-    def __init__(self, git: Git) -> None:
-        name = git_out(git, "rev-parse", "--git-path", "index").decode().strip()
-        self.path = Path(name) if Path(name).is_absolute() else git.root / name
-        try:
-            self.data: bytes | None = self.path.read_bytes()
-        except FileNotFoundError:
-            self.data = None
-
-    def restore(self) -> None:
-        if self.data is None:
-            self.path.unlink(missing_ok=True)
-        else:
-            self.path.write_bytes(self.data)
+def _saved_index(git: Git) -> SavedIndex:
+    """The index as it is now, to put back when a commit fails half-way."""
+    name = git_out(git, "rev-parse", "--git-path", "index").decode().strip()
+    return SavedIndex(Path(name) if Path(name).is_absolute() else git.root / name)
 
 
 def _scope_changes(git: Git) -> list[str]:
@@ -187,7 +176,7 @@ def _hook_problem(git: Git, reason: str) -> str:
 def _commit(git: Git, message: str, names: Sequence[str]) -> str | None:
     """Commit the changes of `names` (the project's, nothing else) with `message`; None
     when they add up to no change. On failure the index is put back as it was."""
-    saved = _SavedIndex(git)
+    saved = _saved_index(git)
     try:
         _stage(git, names)
         staged = split_names(git_out(git, "diff", "--cached", "--name-only", "--relative", "-z",

@@ -3,6 +3,7 @@ one: the refusals before a start, the snapshot, the commit message and iteration
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -375,3 +376,24 @@ def test_head_sha_outside_a_repository(tmp_path: Path) -> None:
     with pytest.raises(GateError) as failed:
         head_sha(tmp_path)
     assert str(failed.value) == f"{tmp_path} is not in a git repository"
+
+
+def test_a_failed_commit_keeps_a_change_made_in_the_same_clock_tick(gate_project: Path) -> None:
+    """A file changed within the clock tick of its index entry (same size, same mtime) is
+    told apart by git only while the index file's own mtime says the entry is racy: putting
+    the index back with a fresh mtime made the change vanish from `git status` (a test that
+    failed now and then under load)."""
+    install_hook(gate_project, "prepare-commit-msg", "exit 3")
+    app = gate_project / "src" / "app.py"
+    tick = app.stat().st_mtime_ns - 10**10  # ten seconds ago: clearly before any rewrite
+    os.utime(app, ns=(tick, tick))
+    git_out(gate_project, "update-index", "--refresh")  # the entry records that time
+    text = app.read_text()
+    app.write_text(text[:-2] + ("X" if text[-2] != "X" else "Y") + "\n")  # same size
+    os.utime(app, ns=(tick, tick))
+    index = gate_project / git_out(gate_project, "rev-parse", "--git-path", "index").strip()
+    os.utime(index, ns=(tick, tick))  # written in the same tick: the entry is racy
+    with pytest.raises(GateError):
+        commit_iteration(gate_project, iteration=1, summary="s", loop_id="l1")
+    assert status(gate_project) == " M src/app.py\n"
+    assert not index.with_name("index.lock").exists()

@@ -1,0 +1,64 @@
+"""The git index, saved before a step that may fail half-way and put back by git's own
+protocol (`support/git` is the door that runs git; this keeps the one file we replace in
+git's place).
+
+git replaces its index by writing `index.lock` (created exclusively: whoever holds it owns
+the index) and renaming it over `index`. Putting the saved bytes back the same way means a
+process killed at any instant leaves the old index or the saved one, never a truncated
+file; and the restored file gets the mtime it had, because git's check for "racily clean"
+entries compares each entry's time with the index file's: with a fresh mtime, a file
+changed within the same clock tick as its entry would look unchanged (seen: a failed
+commit's tracked change vanished from `git status`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+LOCK_SUFFIX = ".lock"
+
+
+class IndexBusy(OSError):
+    """Another process holds the index's lock: the index was not put back."""
+
+
+class SavedIndex:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            info = os.stat(path)
+            self.data: bytes | None = path.read_bytes()
+            self.mtime_ns: int | None = info.st_mtime_ns
+            self.mode = info.st_mode & 0o777
+        except FileNotFoundError:
+            self.data, self.mtime_ns, self.mode = None, None, 0o644
+
+    @property
+    def lock(self) -> Path:
+        return self.path.with_name(self.path.name + LOCK_SUFFIX)
+
+    def restore(self) -> None:
+        """Put the index back as it was saved (remove it when there was none)."""
+        try:
+            descriptor = os.open(self.lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self.mode)
+        except FileExistsError:
+            raise IndexBusy(f"{self.lock} exists: another git command holds the index") \
+                from None
+        try:
+            if self.data is None:
+                os.close(descriptor)
+                self.path.unlink(missing_ok=True)
+                self.lock.unlink()
+                return
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(self.data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if self.mtime_ns is not None:
+                os.utime(self.lock, ns=(self.mtime_ns, self.mtime_ns))
+            os.replace(self.lock, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                self.lock.unlink()
+            raise
