@@ -140,13 +140,15 @@ def _drive(store: LoopStore, run_id: str, cancel: Cancel, progress: Progress | N
            env: Mapping[str, str] | None) -> Ended:
     shown = progress or Silent()
     environment = dict(os.environ if env is None else env)
-    state = store.load(run_id)
+    with store.locked(run_id):
+        state = store.load(run_id)
     if state is None or state.headless is None:
         raise ValueError(f"no active headless loop {run_id}")
     loop_id = state.loop_id
     prompt = loop_prompt(state)
     while True:
-        state = store.load(run_id)
+        with store.locked(run_id):
+            state = store.load(run_id)
         if state is None:
             return ended_outside(store, loop_id)
         if cancel.requested:
@@ -243,7 +245,7 @@ def _wait(store: LoopStore, run_id: str, loop_id: str, cancel: Cancel, until: da
         if cancel.wait(min(left, WAIT_STEP_SECONDS)):
             return _cancel_between(store, run_id, loop_id, cancel)
         if _stopped(store, run_id):
-            if store.load(run_id) is None:
+            if store.peek(run_id) is None:
                 return ended_outside(store, loop_id)
             return _cancel_between(store, run_id, loop_id, cancel)
 

@@ -34,7 +34,7 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
         return None
     tool_input = fields.get("tool_input")
     root = find_project_root(env, _text(fields, "cwd") or cwd)
-    state = LoopStore(StatePaths(root)).load(_text(fields, "session_id"))
+    state = LoopStore(StatePaths(root)).peek(_text(fields, "session_id"))
     if state is None or state.judge is None:
         return None
     reason = tool_denial(judge_of(state), _text(fields, "tool_name"),

@@ -173,11 +173,15 @@ def goal_typed(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | Non
 
 def _status(store: LoopStore, session_id: str) -> HookOutput:
     now = utcnow()
-    loops = store.active_loops()
-    mine = [loop for loop in loops if loop.session_id == session_id]
-    others = len(loops) - len(mine)
+    scan = store.scan()
+    mine = [loop for loop in scan.loops if loop.session_id == session_id]
+    others = len(scan.loops) - len(mine)
+    unreadable = next((line.partition(": ")[2] for line in scan.unreadable
+                       if line.startswith(f"{session_id}.json: ")), "")
     lines = [describe(loop, now) for loop in mine] or [
-        "finesse: no Ralph loop is running in this session."
+        f"finesse: no Ralph loop is running in this session; its loop file is unreadable "
+        f"({unreadable}) and stays as it is until the session's next stop moves it aside."
+        if unreadable else "finesse: no Ralph loop is running in this session."
     ]
     if others:
         lines.append(f"({others} other loop(s) run in other sessions of this project: "

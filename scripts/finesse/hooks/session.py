@@ -45,7 +45,7 @@ def handle_start(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | N
     store = LoopStore(StatePaths(find_project_root(env, data.cwd or cwd)))
     source = fields.get("source")
     if source in ("compact", "resume"):
-        state = store.load(data.session_id)
+        state = store.peek(data.session_id)
         if state is None:
             return None
         last = ""

@@ -118,7 +118,7 @@ def render(raw: bytes, env: Mapping[str, str], now: datetime, chain: str | None)
             record_quota(store.paths, quota)
         if is_valid_session_id(session):
             try:
-                state = store.load(str(session))
+                state = store.peek(str(session))
             except Exception:  # a corrupt file is the Stop hook's to report
                 state = None
     line = describe(state, quota)

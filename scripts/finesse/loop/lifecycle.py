@@ -224,6 +224,6 @@ def stop_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> Stop
                 return Stopped(given_up=abort_ended(store, session_id, now, by=by))
             return Stopped(ended=ended)
     except LockBusy:
-        if store.load(session_id) is not None and store.request_cancel(session_id, by):
+        if store.peek(session_id) is not None and store.request_cancel(session_id, by):
             return Stopped(requested=True)
         raise

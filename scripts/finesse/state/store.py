@@ -15,6 +15,7 @@ from pathlib import Path
 
 from finesse.errors import StateError
 from finesse.models import LoopState
+from finesse.record import Record
 from finesse.schema import SchemaError
 from finesse.state.paths import StatePaths, is_valid_session_id
 from finesse.support.files import (
@@ -35,12 +36,28 @@ class LockBusy(StateError):
     """Another process held a session's lock for longer than the timeout."""
 
 
+class UnreadableState(StateError):
+    """A state file could not be read as a loop state; it is left where it is (`problem`
+    says why, in a few words)."""
+
+    def __init__(self, message: str, problem: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
 class CorruptStateError(StateError):
     """A state file was unreadable; it has been moved to `moved_to`."""
 
     def __init__(self, message: str, moved_to: Path) -> None:
         super().__init__(message)
         self.moved_to = moved_to
+
+
+class Scan(Record):
+    """The project's active loops, and a line for each loops-folder file that is none."""
+
+    loops: list[LoopState]
+    unreadable: list[str]
 
 
 def utcnow() -> datetime:
@@ -64,10 +81,21 @@ class LoopStore:
                 "try again, or run `ralph status`"
             ) from None
 
+    def peek(self, session_id: str) -> LoopState | None:
+        """This session's active loop, None if it has none; reads, never writes, so needs no
+        lock (the status line, PreToolUse, `ralph status`). A loop whose ended record is in
+        the history, and which was not resumed since, has ended even when its active file is
+        still there: None. An unreadable file is left as it is: UnreadableState."""
+        path = self.paths.loop_file(session_id)
+        state = self._read_file(path, session_id)
+        if state is not None and self._archived_since(state, path):
+            return None
+        return state
+
     def load(self, session_id: str) -> LoopState | None:
-        """This session's active loop, None if it has none. A loop whose ended record is in the
-        history, and which was not resumed since, has ended even when its active file is still
-        there (it could not be removed, say in a read-only folder): None."""
+        """`peek`, for a caller that holds the session's lock, which may repair: an ended
+        loop's leftover active file is removed (it could not be, say in a read-only folder,
+        when the loop ended), an unreadable one moved aside (CorruptStateError)."""
         path = self.paths.loop_file(session_id)
         state = self._load_file(path, session_id)
         if state is not None and self._archived_since(state, path):
@@ -95,7 +123,9 @@ class LoopStore:
         # A resume adds to `resumes`: the archived copy of a loop resumed since has fewer.
         return archived.outcome is not None and len(archived.resumes) >= len(state.resumes)
 
-    def _load_file(self, path: Path, session_id: str | None = None) -> LoopState | None:
+    def _read_file(self, path: Path, session_id: str | None = None) -> LoopState | None:
+        """The state in `path`, None when there is no such file; UnreadableState when it is
+        not a loop state (of that session). Reads only."""
         try:
             raw = read_bytes(path, subject=str(path), limit=MAX_STATE_BYTES)
         except FileProblem as err:
@@ -105,15 +135,27 @@ class LoopStore:
                 raise StateError(str(err)) from None
             problem: str = str(err).rpartition(": ")[2] if err.kind != "too-big" else (
                 f"over {MAX_STATE_BYTES // (1024 * 1024)} MiB")
-            raise self._corrupt(path, problem) from None
+            raise self._unreadable(path, problem) from None
         try:
             state = LoopState.from_json(raw)
         except SchemaError as err:
-            raise self._corrupt(path, str(err)) from None
+            raise self._unreadable(path, str(err)) from None
         if session_id is not None and state.session_id != session_id:
-            raise self._corrupt(path, f"it names session {state.session_id!r}, not the "
-                                      f"{session_id!r} of its file name")
+            raise self._unreadable(path, f"it names session {state.session_id!r}, not the "
+                                         f"{session_id!r} of its file name")
         return state
+
+    @staticmethod
+    def _unreadable(path: Path, problem: str) -> UnreadableState:
+        return UnreadableState(f"the loop state {shown_name(path.name)} is unreadable "
+                               f"({problem})", problem)
+
+    def _load_file(self, path: Path, session_id: str | None = None) -> LoopState | None:
+        """`_read_file`, for a caller holding the lock: an unreadable file is moved aside."""
+        try:
+            return self._read_file(path, session_id)
+        except UnreadableState as err:
+            raise self._corrupt(path, err.problem) from None
 
     def _corrupt(self, path: Path, problem: str) -> CorruptStateError:
         """Move an unreadable state file aside; the error says where, in one line."""
@@ -205,36 +247,40 @@ class LoopStore:
         with contextlib.suppress(OSError):
             self.paths.request_file(session_id).unlink()
 
-    def active_loops(self) -> list[LoopState]:
-        """Every readable active loop of the project, oldest first; unreadable ones are
-        moved aside (and logged) like everywhere else, and a loop the history holds as ended
-        is not active, even when its file could not be removed."""
+    def scan(self) -> Scan:
+        """Every readable active loop of the project, oldest first, and a line for each file
+        of the loops folder that is no readable loop. Reads only: an unreadable file is left
+        for its session's next stop to move aside (under its lock), a stray name for a person
+        (no session has it). A loop the history holds as ended is not active, even when its
+        file could not be removed."""
         loops: list[LoopState] = []
+        unreadable: list[str] = []
         if not self.paths.loops.is_dir():
-            return loops
+            return Scan(loops, unreadable)
         for path in sorted(self.paths.loops.glob("*.json")):
             if not is_valid_session_id(path.stem):
-                # No session has such an id: a stray or corrupt file, moved aside.
-                moved = self._move_aside(path)
-                self.log(f"moved {shown_name(path.name)} out of {self.paths.loops} to "
-                         f"{shown_name(str(moved))}: not a session's loop file")
+                unreadable.append(f"{shown_name(path.name)}: not a session's loop file")
                 continue
             try:
-                state = self._load_file(path, path.stem)
-            except CorruptStateError as err:
-                self.log(str(err))  # moved aside, and nobody else would say so
+                state = self._read_file(path, path.stem)
+            except StateError as err:
+                unreadable.append(f"{shown_name(path.name)}: "
+                                  f"{getattr(err, 'problem', None) or err}")
                 continue
-            if state is not None and not self._archived_since(state, path):  # see `load`
+            if state is not None and not self._archived_since(state, path):  # see `peek`
                 loops.append(state)
-        return sorted(loops, key=lambda loop: loop.started_at)
+        return Scan(sorted(loops, key=lambda loop: loop.started_at), unreadable)
+
+    def active_loops(self) -> list[LoopState]:
+        return self.scan().loops
 
     def history(self) -> list[LoopState]:
         ended: list[LoopState] = []
         if not self.paths.history.is_dir():
             return ended
         for path in self.paths.history.glob("*.json"):
-            with contextlib.suppress(StateError):
-                state = self._load_file(path)
+            with contextlib.suppress(StateError):  # unreadable: left as it is
+                state = self._read_file(path)
                 if state is not None:
                     ended.append(state)
         return sorted(ended, key=lambda loop: loop.started_at)

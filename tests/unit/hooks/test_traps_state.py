@@ -105,12 +105,16 @@ def test_a_loop_file_naming_another_session_is_moved_aside(git_repo: Path) -> No
     said = _terminal_line(run_ralph(git_repo, "cancel", "--session", OTHER_SESSION), 1)
     assert re.fullmatch(_moved_aside(store, OTHER_SESSION, problem).replace(
         "finesse: ", "ralph cancel: ", 1), said)
+    # `ralph status` only reads: it names B's unreadable file and leaves it for B's next
+    # stop (it used to move it aside with nothing logged).
     copy.write_bytes(before)
     status = run_ralph(git_repo, "status")
-    assert (status.code, status.stderr) == (0, "")
+    assert (status.code, status.stderr) == (0, (
+        f"ralph status: an unreadable loop file, left as it is: {OTHER_SESSION}.json: it "
+        f"names session '{SESSION}', not the '{OTHER_SESSION}' of its file name\n"))
     assert f"(session {SESSION})" in status.stdout and OTHER_SESSION not in status.stdout
-    assert not copy.exists() and mine.read_bytes() == before
-    assert len(files_under(store.paths.corrupt)) == 4
+    assert copy.read_bytes() == before and mine.read_bytes() == before
+    assert len(files_under(store.paths.corrupt)) == 3
 
     # A's loop never noticed.
     assert _stop(git_repo).output() == continuation(
@@ -261,22 +265,28 @@ def test_a_deep_or_absurd_loop_file_is_moved_aside_wherever_it_is_met(
 
     loop_file.write_bytes(content)
     assert re.fullmatch(moved, _said(_prompt(git_repo, "/cancel-ralph"), "reason"))
+    # The status hook and `ralph status` only read: they name the file and leave it.
     loop_file.write_bytes(content)
-    assert _said(_prompt(git_repo, "/ralph-status"), "reason") == (
-        "finesse: no Ralph loop is running in this session.")
-    # The stop and the status (which says nothing of it) log the move.
-    assert store.paths.log.read_text().count(f"({problem})") == 2
-
-    loop_file.write_bytes(content)
-    assert _terminal_line(run_ralph(git_repo, "status"), 0) == (
-        f"No active Ralph loop in {git_repo}.")
+    said = _said(_prompt(git_repo, "/ralph-status"), "reason")
+    assert re.fullmatch(
+        r"finesse: no Ralph loop is running in this session; its loop file is unreadable \("
+        + problem + r"\) and stays as it is until the session's next stop moves it aside\.",
+        said), said
+    assert loop_file.read_bytes() == content
+    assert store.paths.log.read_text().count(f"({problem})") == 1  # the stop's move
+    status = run_ralph(git_repo, "status")
+    assert (status.code, status.stdout) == (0, f"No active Ralph loop in {git_repo}.\n")
+    assert status.stderr.startswith(
+        f"ralph status: an unreadable loop file, left as it is: {SESSION}.json: ")
     loop_file.write_bytes(content)
     assert _terminal_line(run_ralph(git_repo, "cancel"), 1) == (
         f"ralph cancel: no active Ralph loop in {git_repo}")
     loop_file.write_bytes(content)
     said = _terminal_line(run_ralph(git_repo, "cancel", "--session", SESSION), 1)
     assert re.fullmatch(moved.replace("finesse: ", "ralph cancel: ", 1), said)
-    assert len(files_under(store.paths.corrupt)) == 6
+    # Moved aside by the three that hold the session's lock: the stop, /cancel-ralph and
+    # `ralph cancel --session`; the readers left it.
+    assert len(files_under(store.paths.corrupt)) == 3
     assert not loop_file.exists() and store.history() == []
 
 

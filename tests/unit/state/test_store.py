@@ -13,7 +13,7 @@ from finesse.errors import StateError
 from finesse.models import IterationRecord
 from finesse.record import replace
 from finesse.state import store as store_module
-from finesse.state.store import CorruptStateError, LoopStore
+from finesse.state.store import CorruptStateError, LoopStore, Scan, UnreadableState
 from tests.helpers.states import (
     OTHER_SESSION,
     SESSION,
@@ -192,7 +192,10 @@ def test_archive_refuses_an_active_loop(git_repo: Path, store: LoopStore) -> Non
     assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
 
 
-def test_active_loops_oldest_first_and_corrupt_moved(git_repo: Path, store: LoopStore) -> None:
+def test_a_scan_reads_the_loops_oldest_first_and_moves_nothing(
+        git_repo: Path, store: LoopStore) -> None:
+    """Readers never write (issue 18): an unreadable file stays where it is, named in the
+    scan, until its session's own stop moves it aside under the session's lock."""
     newer = make_state(git_repo, OTHER_SESSION, started_at=T1)
     older = make_state(git_repo, SESSION)
     store.save(newer)
@@ -200,15 +203,20 @@ def test_active_loops_oldest_first_and_corrupt_moved(git_repo: Path, store: Loop
     (store.paths.loops / "broken-session.json").write_text("{")
     (store.paths.loops / "..weird.json").write_text("{")  # no session has such an id
     (store.paths.loops / "notes.txt").write_text("x")
+    before = files_under(store.paths.base)
+    assert store.scan() == Scan([older, newer], [
+        "..weird.json: not a session's loop file",
+        "broken-session.json: the file: not valid JSON (Expecting property name enclosed in "
+        "double quotes: line 1 column 2 (char 1))"])
     assert store.active_loops() == [older, newer]
-    assert files_under(store.paths.loops) == sorted(
-        [f"{OTHER_SESSION}.json", f"{SESSION}.json", "notes.txt"]
-    )
+    assert files_under(store.paths.base) == before
+    with pytest.raises(CorruptStateError):
+        store.load("broken-session")  # under the lock: repaired
     assert [name.split(".2026")[0] for name in files_under(store.paths.corrupt)] == [
-        "..weird", "broken-session"]
+        "broken-session"]
 
 
-def test_active_loops_log_a_corrupt_file_and_pass_over_an_ended_one(
+def test_a_scan_passes_over_a_corrupt_file_and_an_ended_loop(
         git_repo: Path, store: LoopStore) -> None:
     ended = make_state(git_repo)
     store.save(ended)
@@ -217,14 +225,23 @@ def test_active_loops_log_a_corrupt_file_and_pass_over_an_ended_one(
     (store.paths.history / f"{ended.loop_id}.json").write_text(
         replace(ended, outcome="cancelled", ended_at=T1).to_json())
     (store.paths.loops / f"{OTHER_SESSION}.json").write_text("[" * 100_000)
-    assert store.active_loops() == []
-    [moved] = files_under(store.paths.corrupt)
-    [line] = store.paths.log.read_text().splitlines()
-    assert line.split(" ", 1)[1] == (
-        f"the loop state {OTHER_SESSION}.json was unreadable (the file: nested too deeply to "
-        f"be a loop state); it was moved to {store.paths.corrupt / moved} and the loop has "
-        "stopped")
-    assert files_under(store.paths.loops) == [f"{SESSION}.json"]
+    assert store.scan() == Scan([], [
+        f"{OTHER_SESSION}.json: the file: nested too deeply to be a loop state"])
+    assert files_under(store.paths.loops) == [f"{SESSION}.json", f"{OTHER_SESSION}.json"]
+    assert store.peek(SESSION) is None
+    assert store.load(SESSION) is None  # the lock holder removes the ended loop's file
+    assert files_under(store.paths.loops) == [f"{OTHER_SESSION}.json"]
+
+
+def test_peek_leaves_an_unreadable_file_where_it_is(git_repo: Path, store: LoopStore) -> None:
+    store.save(make_state(git_repo))
+    store.paths.loop_file(SESSION).write_text("{")
+    with pytest.raises(UnreadableState) as caught:
+        store.peek(SESSION)
+    assert str(caught.value) == (
+        f"the loop state {SESSION}.json is unreadable (the file: not valid JSON (Expecting "
+        "property name enclosed in double quotes: line 1 column 2 (char 1)))")
+    assert files_under(store.paths.base) == [f"loops/{SESSION}.json"]
 
 
 def test_log_appends_one_line_per_call(store: LoopStore) -> None:

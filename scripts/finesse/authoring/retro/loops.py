@@ -49,17 +49,14 @@ def plan_loops(root: Path, prompt: str | None, prompt_files: frozenset[str], sin
                notes: list[str]) -> list[LoopEntry]:
     """The loops to show: those `select_loops` picks from the store's history, then the
     reports written after `since` that no history entry names. A history file the store
-    cannot read is left out with a note (the store moves a corrupt one to `corrupt/`, as it
-    does everywhere)."""
+    cannot read is left out, and where it is, with a note."""
     paths = StatePaths(root)
     on_disk = sorted(paths.history.glob("*.json")) if paths.history.is_dir() else []
     history = LoopStore(paths).history()
     known = {loop.loop_id for loop in history}
     for path in on_disk:
         if path.stem not in known:
-            moved = "" if path.exists() else (
-                f"; the loop store moved it to {shown_path(paths.corrupt, root)}/")
-            notes.append(f"skipped {shown_path(path, root)}: not a readable loop record{moved}")
+            notes.append(f"skipped {shown_path(path, root)}: not a readable loop record")
     loops = [loop_entry(match, loop, *_report(paths.reports / f"{loop.loop_id}.md", root))
              for match, loop in select_loops(history, prompt=prompt, prompt_files=prompt_files,
                                              since=since)]

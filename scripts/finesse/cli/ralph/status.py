@@ -18,7 +18,10 @@ from finesse.state.store import utcnow
 def command(project: str | None, as_json: bool) -> None:
     """Every active loop of the project."""
     store = store_for(project)
-    loops = store.active_loops()
+    scan = store.scan()
+    loops = scan.loops
+    for line in scan.unreadable:  # left for its session's next stop to move aside
+        click.echo(f"ralph status: an unreadable loop file, left as it is: {line}", err=True)
     if as_json:
         click.echo(json.dumps(
             {"project": str(store.paths.root),

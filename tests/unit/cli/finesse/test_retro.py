@@ -56,8 +56,8 @@ baseline_commit: "{sha}"
 - the budget is high
 - no e2e test yet
 """
-BROKEN_NOTE = ("skipped .claude/ralph/history/broken.json: not a readable loop record; the "
-               "loop store moved it to .claude/ralph/corrupt/")
+# A reader leaves an unreadable record where it is (it used to be moved to corrupt/).
+BROKEN_NOTE = "skipped .claude/ralph/history/broken.json: not a readable loop record"
 REPORT = "# Ralph loop report: success\n\n```\nsome output\n```\n"
 
 
@@ -167,12 +167,13 @@ def test_retro_json_is_the_whole_review(runner: CliRunner, project: dict[str, st
     result = run_retro(runner, project, "--json")
     assert (result.exit_code, result.stderr) == (0, "")
     assert json.loads(result.stdout) == expected_json(project)
-    # A second run leaves its own retro file out of the uncommitted files.
-    # The unreadable record was moved aside by the loop store, so it is no longer noted.
+    # A second run leaves its own retro file out of the uncommitted files. The retro only
+    # reads: the unreadable record stays where it is, and is noted again.
     again = run_retro(runner, project, "--json")
-    assert json.loads(again.stdout) == {**expected_json(project), "notes": []}
-    corrupt = Path(project["root"]) / ".claude" / "ralph" / "corrupt"
-    assert [p.read_text() for p in corrupt.iterdir()] == ["{not json"]
+    assert json.loads(again.stdout) == expected_json(project)
+    history = Path(project["root"]) / ".claude" / "ralph" / "history"
+    assert (history / "broken.json").read_text() == "{not json"
+    assert not (history.parent / "corrupt").exists()
 
 
 def test_retro_file_has_every_section(runner: CliRunner, project: dict[str, str]) -> None:
