@@ -10,7 +10,6 @@ only parses and prints.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from finesse.authoring.workflows.model import (
     GRAPH_FILE,
     KEBAB,
     ExecutionGraph,
+    execute_line,
     wave_heading,
 )
 from finesse.errors import FinesseError, UsageError
@@ -105,9 +105,8 @@ def write_plan(files: PlanFiles, rendered: RenderedPlan) -> None:
 
 def execute_command(files: PlanFiles, max_iterations: int, root: Path) -> str:
     """The line that runs the plan in Claude Code."""
-    return (f"/finesse:finesse-execute --prompt-file {shlex.quote(shown_path(files.prompt, root))}"
-            f" --completion-promise-file {shlex.quote(shown_path(files.promise, root))}"
-            f" --max-iterations {max_iterations}")
+    return execute_line(shown_path(files.prompt, root), shown_path(files.promise, root),
+                        max_iterations)
 
 
 def summary(spec: Spec, rendered: RenderedPlan, files: PlanFiles, root: Path) -> str:

@@ -9,6 +9,7 @@ project root.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -92,8 +93,14 @@ class ExecutionGraph(StrictModel):
 
     def command(self, wave: int, workflow: SubWorkflow) -> str:
         prompt, promise = self.files(wave, workflow.name)
-        return (f"{EXECUTE} --prompt-file {prompt} --completion-promise-file {promise} "
-                f"--max-iterations {workflow.iterations}")
+        return execute_line(prompt, promise, workflow.iterations)
+
+
+def execute_line(prompt: str, promise: str, iterations: int) -> str:
+    """The `/finesse:finesse-execute` line that runs a plan's prompt in Claude Code; the
+    paths quoted as the command's own argument parser (shlex) reads them."""
+    return (f"{EXECUTE} --prompt-file {shlex.quote(prompt)} --completion-promise-file "
+            f"{shlex.quote(promise)} --max-iterations {iterations}")
 
 
 def wave_heading(number: int) -> str:

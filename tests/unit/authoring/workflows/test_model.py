@@ -3,6 +3,8 @@ each dependency."""
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 from pydantic import ValidationError
 
@@ -73,3 +75,14 @@ def test_waves_are_numbered_in_order() -> None:
                                               r"order, not \[1, 3\]"):
         ExecutionGraph.model_validate({**plan.model_dump(), "waves": [
             plan.waves[0].model_dump(), {**plan.waves[1].model_dump(), "number": 3}]})
+
+
+def test_the_execute_line_quotes_a_plan_folder_with_a_space_as_new_does() -> None:
+    plan = graph().model_copy(update={"plan_dir": "my plans/build"})
+    [routes] = plan.waves[1].workflows
+    line = plan.command(2, routes)
+    assert line.startswith("/finesse:finesse-execute --prompt-file "
+                           "'my plans/build/wave-2/todo-routes/prompt.md' "
+                           "--completion-promise-file "
+                           "'my plans/build/wave-2/todo-routes/promise.txt'")
+    assert shlex.split(line)[2] == "my plans/build/wave-2/todo-routes/prompt.md"
