@@ -31,6 +31,10 @@ ROOMS = (
 MAX_LINES = 300
 # Modules allowed over MAX_LINES: each docstring says why it must be one piece.
 LONG_MODULES: frozenset[str] = frozenset({"finesse.support.git"})
+# The one door to git: only these modules import GitPython or build a command line that
+# starts with `git`. ci.steps writes git commands into a workflow file's text, never runs them.
+GIT_DOORS = frozenset({"finesse.support.git", "finesse.support.git_index"})
+GIT_TEXT_ONLY = frozenset({"finesse.headless.ci.steps"})
 
 
 def module_name(path: Path) -> str:
@@ -151,3 +155,43 @@ def test_modules_stay_small(name: str) -> None:
         assert "one piece" in doc, f"{name}: say in the docstring why it must be one piece"
     else:
         assert lines <= MAX_LINES, f"{name} has {lines} lines: split it, or say why not"
+
+
+GIT_VERBS = frozenset({
+    "add", "branch", "cat-file", "checkout", "clean", "commit", "config", "diff", "grep",
+    "hash-object", "init", "log", "ls-files", "merge", "read-tree", "reset", "restore",
+    "rev-parse", "show", "stash", "status", "update-index", "worktree", "write-tree"})
+
+
+def git_uses(path: Path) -> Iterator[int]:
+    """Lines where a module imports GitPython or builds a command line whose program is git
+    (a list or tuple that starts with "git" and names a git verb or an option)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            imported = [node.module or ""]
+        else:
+            imported = []
+        if any(name.split(".")[0] == "git" for name in imported):
+            yield getattr(node, "lineno", 0)
+        elif isinstance(node, (ast.List, ast.Tuple)) and node.elts \
+                and isinstance(node.elts[0], ast.Constant) and node.elts[0].value == "git":
+            words = [e.value for e in node.elts[1:]
+                     if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if any(word in GIT_VERBS or word.startswith("-") for word in words):
+                yield node.lineno
+
+
+def test_git_runs_only_through_its_door() -> None:
+    found = {name: lines for name, path in modules().items()
+             if name not in GIT_DOORS | GIT_TEXT_ONLY and (lines := sorted(set(git_uses(path))))}
+    assert found == {}, "run git through finesse.support.git, not here"
+
+
+def test_the_git_door_check_sees_a_git_command(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("import subprocess\nsubprocess.run(['git', 'status'])\n"
+                      "from git import Repo\nFIELDS = ('git', 'subagents')\n"
+                      "COMMAND = ('git', '-C', 'x', 'log')\n", encoding="utf-8")
+    assert sorted(git_uses(sample)) == [2, 3, 5]
