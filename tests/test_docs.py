@@ -87,7 +87,7 @@ def test_versions_agree() -> None:
 
 def test_the_spend_sample_is_what_a_report_renders() -> None:
     from finesse.hooks.statusline import describe
-    from finesse.loop.report import spend_section
+    from finesse.loop.final_report import spend_section
     from finesse.models import IterationRecord
     from finesse.record import replace as changed
     from finesse.results import ModelUsage

@@ -28,8 +28,8 @@ from finesse.headless.child import Cancel
 from finesse.headless.exits import FAILURE, exit_code, worst
 from finesse.headless.subworkflow import RunOne, Task, task_for
 from finesse.headless.worktrees import Start
+from finesse.loop.final_report import title
 from finesse.loop.gate.commits import current_branch
-from finesse.loop.report import title
 from finesse.models import LoopState
 from finesse.spend import totals
 from finesse.state.paths import StatePaths

@@ -29,7 +29,7 @@ from finesse.engine import ABORTED_BY, quota_reached
 from finesse.judging import steps
 from finesse.judging.prompts import agent_call, next_focus
 from finesse.judging.records import JUDGE_TYPE, WORKER_TYPE, JudgeState, merge_usage
-from finesse.judging.report import final_status
+from finesse.judging.report_sections import final_status
 from finesse.models import IterationRecord, LoopState, Outcome, judge_of
 from finesse.record import Record, field, replace
 from finesse.recording import end_loop, excerpt, stored

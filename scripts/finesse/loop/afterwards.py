@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from finesse.loop.final_report import EndFacts
 from finesse.loop.html.files import write_loop_html
-from finesse.loop.report import EndFacts
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from finesse.engine import ABORTED_BY, RESUMABLE, end_loop
 from finesse.errors import UsageError
-from finesse.loop import notebook, report
+from finesse.loop import final_report, notebook
+from finesse.loop.final_report import EndFacts
 from finesse.loop.neighbours import refuse_beside
-from finesse.loop.report import EndFacts
 from finesse.models import Gate, LoopState, Outcome
 from finesse.record import Record, replace
 from finesse.results import Cursor
@@ -140,7 +140,7 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
     banner for the user."""
     # Judge mode's parts are imported only by the stops that end a loop: the Stop hook
     # imports this module on every stop.
-    from finesse.judging.report import judge_banner, judge_report
+    from finesse.judging.report_sections import judge_banner, judge_report
     from finesse.loop import judge_watch
 
     facts = end_facts(store, state)
@@ -154,7 +154,7 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
     state = replace(state, report_path=str(target))
     shown = str(target.relative_to(store.paths.root))
     try:
-        write_atomic(target, report.render_report(state, facts) + judge_report(state))
+        write_atomic(target, final_report.render_report(state, facts) + judge_report(state))
     except OSError as err:  # a report folder that is not one: the loop still ends
         why = ("its folder is not a folder" if isinstance(
             err, FileExistsError | NotADirectoryError) else err.strerror or str(err))
@@ -166,7 +166,7 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
     from finesse.loop.afterwards import after_end
 
     after_end(store, state, facts)  # the HTML report, the notifications
-    return report.banner(state, facts, shown) + judge_banner(state)
+    return final_report.banner(state, facts, shown) + judge_banner(state)
 
 
 def cancel_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> LoopState | None:

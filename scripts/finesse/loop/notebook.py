@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from finesse.errors import FinesseError
-from finesse.loop import report
-from finesse.loop.report import EndFacts
+from finesse.loop import final_report
+from finesse.loop.final_report import EndFacts
 from finesse.loop.todo import edit as todo
 from finesse.models import IterationRecord, LoopState
 from finesse.record import replace
@@ -78,13 +78,14 @@ def attempt_entry(entry: IterationRecord) -> str:
 
 def review_text(state: LoopState, facts: EndFacts) -> str:
     """The notebook's `## Review` at the end of the loop (seed 001's four parts)."""
-    lines = [f"Loop `{state.loop_id}` ended: {report.title(state)} - {state.end_message}", "",
+    lines = [f"Loop `{state.loop_id}` ended: {final_report.title(state)} - {state.end_message}", "",
              "Changes made:"]
     lines += [f"- `{shown_name(name)}`" for name in facts.files] or ["- none"]
     lines += ["", "Verification evidence:"]
-    lines += report.verification_lines(state.last_verification, output=False)
+    lines += final_report.verification_lines(state.last_verification, output=False)
     lines += ["", "Skipped checks:"]
-    skipped = [f"- `{command}` (not green at the end)" for command in report.skipped_checks(state)]
+    skipped = [f"- `{command}` (not green at the end)"
+               for command in final_report.skipped_checks(state)]
     if not state.verify and state.outcome == "success":
         skipped.append("- every check: no verification command was given, so the success "
                        "rests on the agent's word (unverified)")

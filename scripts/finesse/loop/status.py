@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from finesse.judging.prompts import orchestrator_context
-from finesse.judging.report import status_lines
+from finesse.judging.report_sections import status_lines
 from finesse.models import LoopState, judge_of
 from finesse.prompts import iteration_header, protocol_notes
 from finesse.recording import excerpt

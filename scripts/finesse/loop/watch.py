@@ -16,7 +16,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from finesse.loop.report import title
+from finesse.loop.final_report import title
 from finesse.models import LoopState, judge_of
 from finesse.record import Record, field
 from finesse.recording import excerpt

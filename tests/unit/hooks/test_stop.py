@@ -14,8 +14,8 @@ import pytest
 
 from finesse.hooks import stop
 from finesse.loop import observe
+from finesse.loop.final_report import render_report
 from finesse.loop.lifecycle import end_facts
-from finesse.loop.report import render_report
 from finesse.loop.status import start_context
 from finesse.models import LoopState
 from finesse.state.store import LoopStore

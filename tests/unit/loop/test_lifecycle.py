@@ -11,6 +11,7 @@ import pytest
 
 from finesse.engine import end_loop
 from finesse.errors import UsageError
+from finesse.loop.final_report import EndFacts, render_report
 from finesse.loop.gate.commits import current_branch
 from finesse.loop.grammar import ResumeRequest
 from finesse.loop.lifecycle import (
@@ -20,7 +21,6 @@ from finesse.loop.lifecycle import (
     start_loop,
 )
 from finesse.loop.notebook import record_iteration
-from finesse.loop.report import EndFacts, render_report
 from finesse.loop.request import StartRequest
 from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.loop.status import describe, start_context

@@ -11,7 +11,7 @@ from finesse.authoring.plan_files import PlanFiles
 from finesse.authoring.retro.loops import plan_loops
 from finesse.authoring.retro.model import Commit, FileChange, PhaseCheck, Result, Retro
 from finesse.authoring.retro.plan import baseline_commit, phase_commands, unresolved_warnings
-from finesse.authoring.retro.report import render_retro
+from finesse.authoring.retro.render import render_retro
 from finesse.errors import UsageError
 from finesse.support.files import is_regular_file, read_text, shown_name, write_atomic
 from finesse.support.git import open_repository

@@ -271,7 +271,7 @@ def _command_problems(graph: ExecutionGraph, commands: dict[int, _Section]) -> l
             if name is None:
                 problems.append(f"line {line}: this command runs no sub-workflow of wave "
                                 f"{wave.number}")
-            elif " ".join(text.split()) != expected[name]:
+            elif args != _command_args(expected[name]):  # the words, however quoted
                 problems.append(f"line {line}: the command for `{name}` should read: "
                                 f"{expected[name]}")
             seen.add(name)

@@ -16,7 +16,7 @@ def html_report(store: LoopStore, state: LoopState) -> Path:
     """The loop's HTML report: the one its end wrote, else written now beside its Markdown
     report (its files changed then measured as the project is now, and the page says so)."""
     from finesse.loop.html.files import html_path, write_html
-    from finesse.loop.html.report import render_html
+    from finesse.loop.html.loop_page import render_html
     from finesse.loop.lifecycle import end_facts
 
     target = html_path(state.report_path or store.paths.reports / f"{state.loop_id}.md")

@@ -27,7 +27,7 @@ from finesse.errors import FinesseError, UsageError
 from finesse.headless import worktrees
 from finesse.headless.ci.plan import session_of
 from finesse.headless.graph import MERGED_BEFORE, Row
-from finesse.loop.report import title
+from finesse.loop.final_report import title
 from finesse.models import LoopState
 from finesse.schema import SchemaError, from_dict
 from finesse.support.files import FileProblem, read_text

@@ -10,7 +10,7 @@ from pathlib import Path
 from finesse.errors import FinesseError
 from finesse.headless.ci.jobs import REMOTE, Begin, End, WaveMerge
 from finesse.headless.exits import RESUMABLE_STOP, SUCCESS
-from finesse.loop.report import title
+from finesse.loop.final_report import title
 from finesse.spend import dollars, totals
 from finesse.support.files import read_text
 

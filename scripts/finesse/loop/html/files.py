@@ -9,9 +9,9 @@ import os
 import stat
 from pathlib import Path
 
-from finesse.loop.html.report import render_html
+from finesse.loop.final_report import EndFacts
+from finesse.loop.html.loop_page import render_html
 from finesse.loop.project_config import html_wanted
-from finesse.loop.report import EndFacts
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
 from finesse.support.files import shown_name, write_atomic

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from finesse.loop.report import title
+from finesse.loop.final_report import title
 from finesse.models import LoopState
 from finesse.recording import excerpt
 from finesse.schema import to_dict

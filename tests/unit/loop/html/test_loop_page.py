@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from finesse.loop.final_report import EndFacts
+from finesse.loop.html.loop_page import render_html
 from finesse.loop.html.page import CSP
-from finesse.loop.html.report import render_html
-from finesse.loop.report import EndFacts
 from finesse.models import IterationRecord
 from finesse.results import ModelUsage
 from finesse.support.git import LineChanges

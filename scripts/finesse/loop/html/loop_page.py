@@ -1,21 +1,21 @@
 """One loop's report as a page: the task and outcome at the top, the timeline, the spend
 chart, each iteration with its verification or gate result, the checks run last, the
 learnings, the files changed; judge mode's attempts with their verdicts. The facts are the
-Markdown report's (`finesse.loop.report`), so the two never disagree."""
+Markdown report's (`finesse.loop.final_report`), so the two never disagree."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from finesse.loop.html.charts import checks_of, spend_chart, timeline
-from finesse.loop.html.page import document, kind_of, legend, text
-from finesse.loop.report import (
+from finesse.loop.final_report import (
     EndFacts,
     changes_text,
     options,
     status_word,
     title,
 )
+from finesse.loop.html.charts import checks_of, spend_chart, timeline
+from finesse.loop.html.page import document, kind_of, legend, text
 from finesse.models import IterationRecord, LoopState, judge_of
 from finesse.recording import RESUMABLE, excerpt
 from finesse.results import CommandResult

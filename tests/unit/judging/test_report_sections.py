@@ -7,8 +7,8 @@ import json
 
 from finesse.judging import steps
 from finesse.judging.decide import decide_stop
-from finesse.judging.report import final_status, judge_banner, judge_report, status_lines
-from finesse.loop.report import EndFacts, render_report
+from finesse.judging.report_sections import final_status, judge_banner, judge_report, status_lines
+from finesse.loop.final_report import EndFacts, render_report
 from tests.helpers.judging import FAIL, PASS, WORKER, at, attempt, judge_loop, red, view
 from tests.helpers.states import make_state
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from finesse.loop.notebook import attempt_entry, review_text
-from finesse.loop.report import (
+from finesse.loop.final_report import (
     EndFacts,
     banner,
     render_report,
     resume_command,
     skipped_checks,
 )
+from finesse.loop.notebook import attempt_entry, review_text
 from finesse.models import Budgets, IterationRecord, LoopState, ResumeRecord
 from finesse.record import replace
 from finesse.results import ModelUsage
