@@ -76,7 +76,7 @@ def needs_verification(state: LoopState, observation: Observation) -> bool:
 
 
 def decide(state: LoopState, observation: Observation) -> Decision:
-    done = f"{state.iteration}/{state.max_iterations}"
+    progress = f"{state.iteration}/{state.max_iterations}"
     now = observation.now
     reading = observation.reading
     if observation.cancelled:
@@ -84,10 +84,10 @@ def decide(state: LoopState, observation: Observation) -> Decision:
         outcome: Outcome = "aborted" if by in ABORTED_BY else "cancelled"
         ended = record(state, observation, outcome)
         return end(replace(ended, ended_by=by), now, outcome,
-                   f"Ralph loop {outcome} by {by} at iteration {done}.")
+                   f"Ralph loop {outcome} by {by} at iteration {progress}.")
     step = observation.gate
     if step is not None:
-        gated = _gated(state, observation, step, done)
+        gated = _gated(state, observation, step, progress)
         if isinstance(gated, Decision):
             return gated
         state = gated
@@ -95,15 +95,15 @@ def decide(state: LoopState, observation: Observation) -> Decision:
         blocker = reading.blocker or "(no reason given)"
         recorded = replace(record(state, observation, "blocked"), blocker=blocker)
         return end(recorded, now, "blocked",
-                   f"Ralph loop blocked at iteration {done}: {excerpt(blocker, 200)}",
+                   f"Ralph loop blocked at iteration {progress}: {excerpt(blocker, 200)}",
                    [f"Blocked at iteration {state.iteration}: {blocker}"])
     if claims_done(state, observation) and (step is None or step.green):
         if state.verify and observation.verification is None:
             raise ValueError("a completion claim needs the verification results")
         results = observation.verification or []
         if all(result.passed for result in results):
-            return _success(state, observation, done)
-        return _rejected_claim(state, observation, done)
+            return _success(state, observation, progress)
+        return _rejected_claim(state, observation, progress)
     repeated = (observation.reply is not None and bool(state.last_reply_digest)
                 and digest(observation.reply) == state.last_reply_digest)
     idle = (not observation.tool_calls
@@ -121,8 +121,9 @@ def decide(state: LoopState, observation: Observation) -> Decision:
                "change to the project")
     if repeated or still:
         why = "the same reply twice in a row" if repeated else why
-        return end(recorded, now, "quiesced", f"Ralph loop quiesced at iteration {done}: {why}.")
-    limited = _limits(recorded, now, done, observation.quota)
+        return end(recorded, now, "quiesced",
+                   f"Ralph loop quiesced at iteration {progress}: {why}.")
+    limited = _limits(recorded, now, progress, observation.quota)
     if limited is not None:
         return limited
     if step is not None and step.action == "repair":
@@ -132,7 +133,7 @@ def decide(state: LoopState, observation: Observation) -> Decision:
     return proceed(recorded, now)
 
 
-def _success(state: LoopState, observation: Observation, done: str) -> Decision:
+def _success(state: LoopState, observation: Observation, progress: str) -> Decision:
     """The claim stands: verified by green commands (or a green gate), or, with neither,
     on the agent's word alone, and said so."""
     reading = observation.reading
@@ -152,20 +153,20 @@ def _success(state: LoopState, observation: Observation, done: str) -> Decision:
                           "agent's word)."), False
     recorded = replace(record(state, observation, "success"), verified=verified)
     return end(recorded, observation.now, "success",
-               f"Ralph loop done: {how} at iteration {done}{tail}")
+               f"Ralph loop done: {how} at iteration {progress}{tail}")
 
 
-def _limits(state: LoopState, now: datetime, done: str,
+def _limits(state: LoopState, now: datetime, progress: str,
             quota: Quota | None = None) -> Decision | None:
     """The resumable ends that apply whatever the reply said: the budgets, the quota, the
     cap, then the deadline."""
     spent = over_budget(state)
     if spent:
         return end(state, now, "budget",
-                   f"Ralph loop stopped at iteration {done}: its budget is spent: {spent}.")
+                   f"Ralph loop stopped at iteration {progress}: its budget is spent: {spent}.")
     quota_end = quota_reached(state, quota)
     if quota_end:
-        return end(state, now, "quota", f"Ralph loop stopped at iteration {done}: {quota_end}")
+        return end(state, now, "quota", f"Ralph loop stopped at iteration {progress}: {quota_end}")
     if state.iteration >= state.max_iterations:
         message = (f"Ralph loop stopped: {state.max_iterations} iterations made without "
                    f"<promise>{state.promise}</promise>.")
@@ -173,7 +174,7 @@ def _limits(state: LoopState, now: datetime, done: str,
     if state.deadline_at is not None and now >= state.deadline_at:
         return end(state, now, "timeout",
                    f"Ralph loop timed out after {state.timeout_minutes} minutes, at "
-                   f"iteration {done}.")
+                   f"iteration {progress}.")
     return None
 
 
@@ -211,7 +212,7 @@ def _cap_blocker(state: LoopState) -> str:
             f"`{abort}`.")
 
 
-def _rejected_claim(state: LoopState, observation: Observation, done: str) -> Decision:
+def _rejected_claim(state: LoopState, observation: Observation, progress: str) -> Decision:
     """The agent claimed completion and a verification command is red."""
     results: list[CommandResult] = observation.verification or []
     failed = [result for result in results if not result.passed]
@@ -229,8 +230,8 @@ def _rejected_claim(state: LoopState, observation: Observation, done: str) -> De
                    "at the failure below, fix what the loop could not, then "
                    f"`{controls(state)[0]}`.")
         return end(replace(recorded, blocker=blocker), now, "limit",
-                   f"Ralph loop stopped at iteration {done}: {why}.", [blocker])
-    limited = _limits(recorded, now, done, observation.quota)
+                   f"Ralph loop stopped at iteration {progress}: {why}.", [blocker])
+    limited = _limits(recorded, now, progress, observation.quota)
     if limited is not None:
         return limited
     feedback = ("Your completion claim was rejected: the verification failed.\n\n"
@@ -270,16 +271,16 @@ def _gate_counters(gate: Gate, step: GateStep) -> Gate:
 
 
 def _gated(state: LoopState, observation: Observation, step: GateStep,
-           done: str) -> LoopState | Decision:
+           progress: str) -> LoopState | Decision:
     """Gate mode's own ends, before the general rules: a git failure or a red baseline is an
     infrastructure failure; a red streak of three is a failure. Else the updated counters."""
     now = observation.now
     if step.action == "error":
         return end(record(state, observation, "failure"), now, "failure",
-                   f"Ralph loop failed at iteration {done}: git: {step.error}")
+                   f"Ralph loop failed at iteration {progress}: git: {step.error}")
     if step.baseline is not None and not all(result.passed for result in step.baseline):
         return end(record(state, observation, "failure"), now, "failure",
-                   f"Ralph loop failed at iteration {done}: the gate is red on the reverted "
+                   f"Ralph loop failed at iteration {progress}: the gate is red on the reverted "
                    "baseline too, so the gate or its environment is broken (an "
                    "infrastructure failure, not counted as an iteration's result).")
     if state.gate is None:
@@ -288,5 +289,5 @@ def _gated(state: LoopState, observation: Observation, step: GateStep,
     if counted.gate is not None and counted.gate.red_streak >= RED_STREAK_LIMIT:
         return end(record(counted, observation, "failure"), now, "failure",
                    "Ralph loop failed: a systemic red streak reverted three consecutive "
-                   f"iterations (at iteration {done}).")
+                   f"iterations (at iteration {progress}).")
     return counted

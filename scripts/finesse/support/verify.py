@@ -19,7 +19,7 @@ from pathlib import Path
 
 from finesse.results import CommandResult
 from finesse.support import pipes, processes
-from finesse.support.fingerprint import fingerprint as stable_digest
+from finesse.support.fingerprint import Fingerprint
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
 # In a hook: each command at most COMMAND_TIMEOUT_SECONDS, all of them BUDGET_SECONDS (the
@@ -71,7 +71,7 @@ def fingerprint(exit_code: int | None, timed_out: bool, output_tail: str, *,
     body = normalise_output(output_tail)
     body = body[-window:] if window > 0 else ""
     status = "timeout" if timed_out else "not-started" if exit_code is None else str(exit_code)
-    return stable_digest(f"{status}\n{body}".encode())
+    return Fingerprint(f"{status}\n{body}".encode()).hexdigest()
 
 
 class _Tail:

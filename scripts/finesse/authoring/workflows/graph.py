@@ -47,8 +47,8 @@ from finesse.authoring.workflows.model import (
     Wave,
     wave_heading,
 )
+from finesse.support import strict
 from finesse.support.markdown import Fences, heading, split_lines
-from finesse.support.strict import problems as validation_problems
 
 COLUMNS = ("Name", "Type", "Est. Iterations", "Scope", "Dependencies")
 
@@ -136,7 +136,7 @@ def parse_execution_graph(text: str) -> ParsedGraph:
             "task": fields["original task"][1], "plan_dir": plan_dir, "waves": waves,
             "reasons": _reasons(rationale)})
     except ValidationError as err:
-        raise GraphError(validation_problems(err, top="the graph")) from None
+        raise GraphError(strict.problems(err, top="the graph")) from None
     problems = _count_problems(graph, fields) + _command_problems(graph, commands)
     return ParsedGraph(graph, tuple(problems))
 
@@ -177,7 +177,7 @@ def _parse_wave(section: _Section, number: int) -> Wave:
                 "name": name.strip("`"), "type": kind.lower(), "iterations": int(iterations),
                 "scope": scope, "depends_on": _dependencies(depends)}))
         except ValidationError as err:
-            raise GraphError(f"line {line}: {validation_problems(err, top='the row')}") \
+            raise GraphError(f"line {line}: {strict.problems(err, top='the row')}") \
                 from None
     return Wave(number=number, workflows=tuple(workflows))
 

@@ -15,8 +15,7 @@ from finesse.authoring.workflows.folder import load_execution_graph
 from finesse.cli.ralph.running import Lines
 from finesse.headless import graph_report
 from finesse.headless.child import Cancel
-from finesse.headless.graph import prepare
-from finesse.headless.graph import run_graph as run_waves
+from finesse.headless.graph import prepare, run_graph
 from finesse.headless.interrupts import cancel_on_signals
 from finesse.headless.plan_args import check_plan_words
 from finesse.headless.subworkflow import headless_runner
@@ -26,7 +25,7 @@ from finesse.state.store import LoopStore
 from finesse.support.files import write_atomic
 
 
-def run_graph(store: LoopStore, folder: Path, words: list[str], settings: HeadlessRun, *,
+def run_graph_command(store: LoopStore, folder: Path, words: list[str], settings: HeadlessRun, *,
               jobs: int, as_json: bool) -> int:
     root = store.paths.root
     parsed = check_plan_words(words, runner="--graph")
@@ -43,7 +42,7 @@ def run_graph(store: LoopStore, folder: Path, words: list[str], settings: Headle
         f"{graph.start.short}.")
     cancel = Cancel()
     with cancel_on_signals(cancel):
-        run_waves(graph, loaded, words, runner, jobs=jobs, cancel=cancel, say=say)
+        run_graph(graph, loaded, words, runner, jobs=jobs, cancel=cancel, say=say)
     target = graph_report.report_path(graph)
     write_atomic(target, graph_report.render(graph, loaded.task))
     from finesse.headless.graph_end import after_graph

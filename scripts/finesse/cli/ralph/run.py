@@ -95,9 +95,9 @@ def command(project: str | None, model: str | None, as_json: bool, wait_on_limit
                            iteration_timeout=parse_duration(iteration_timeout),
                            wait_on_limit=wait_on_limit)
     if graph_dir is not None:
-        from finesse.cli.ralph.graph_run import run_graph
+        from finesse.cli.ralph.graph_run import run_graph_command
 
-        return run_graph(store, Path(graph_dir), list(words), settings, jobs=jobs,
+        return run_graph_command(store, Path(graph_dir), list(words), settings, jobs=jobs,
                          as_json=as_json)
     request = start_request(shlex.join(words), store.paths.root)
     state = runner.start(store, request, settings)
