@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,8 +49,9 @@ def parser(description: str | None) -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_SECONDS,
                    help="seconds per scenario; a slower one gets fewer runs "
                         f"(at least {MIN_RUNS}; default {DEFAULT_BUDGET_SECONDS:g})")
-    p.add_argument("--python", default=sys.executable,
-                   help="interpreter the hook runs under (default: this one)")
+    p.add_argument("--python", default=None,
+                   help="interpreter the hook runs under (default: the one `python3` on PATH "
+                        "runs, as hooks/hooks.json starts the hooks with `python3`)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--importtime", action="store_true",
                    help="also break down the active path's imports with -X importtime")
@@ -61,6 +64,11 @@ def parser(description: str | None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, description: str | None = None) -> int:
     p = parser(description)
     args = p.parse_args(argv)
+    if args.python is None:
+        args.python = hooks_python()
+        if args.python is None:
+            p.error("no `python3` on PATH, which hooks/hooks.json runs: give --python")
+    other_floor = _other_floor(args.python)
     if args.runs < 1:
         p.error("--runs must be at least 1")
     roots: list[PluginRoot] = [load_root(REPO_ROOT, "main")]
@@ -75,7 +83,8 @@ def main(argv: Sequence[str] | None = None, description: str | None = None) -> i
         started = time.perf_counter()
         load_before = os.getloadavg()[0]
         plain, worst = build_transcripts(tmp, args.sizes)
-        scenarios, unsupported = build_scenarios(tmp, args.python, roots, plain, worst)
+        scenarios, unsupported = build_scenarios(tmp, args.python, roots, plain, worst,
+                                                 other_floor)
         built = time.perf_counter() - started
         runner = Runner(args.python, tmp)
         imports = None
@@ -103,6 +112,26 @@ def main(argv: Sequence[str] | None = None, description: str | None = None) -> i
     else:
         print_table(data)
     return 0 if data["ok"] else 1
+
+
+def hooks_python() -> str | None:
+    """The interpreter `python3` on PATH runs (a launcher such as pyenv's shim resolved to
+    the program it starts): what the hooks' figures are measured under and against."""
+    found = shutil.which("python3")
+    if found is None:
+        return None
+    try:
+        done = subprocess.run([found, "-c", "import sys; print(sys.executable)"],
+                              capture_output=True, text=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return found
+    return done.stdout.strip() or found
+
+
+def _other_floor(python: str) -> str | None:
+    """This process's interpreter, when it is not the hooks': its bare start-up is shown too."""
+    mine = os.path.realpath(sys.executable)
+    return None if mine == os.path.realpath(python) else sys.executable
 
 
 def _notes(args: argparse.Namespace, scenarios: list[Scenario], built: float, elapsed: float,

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from stop_hook.roots import PluginRoot
-from stop_hook.scenario import Scenario, Unsupported
+from stop_hook.scenario import Scenario, Unsupported, floor_seconds
 from stop_hook.settings import MB, REFERENCE, REFERENCE_RATIOS
 
 LABEL_WIDTH = 58
@@ -71,7 +71,7 @@ def report_json(python: str, runs: int, sizes: list[float], roots: list[PluginRo
                 scenarios: list[Scenario], unsupported: list[Unsupported],
                 targets: list[dict[str, Any]], notes: list[str]) -> dict[str, Any]:
     main = [s for s in scenarios if s.root == "main"]
-    bare = next(s for s in main if s.key == "bare").median_seconds
+    bare = floor_seconds(scenarios)
     failures = [f"{'' if s.root == 'main' else s.root + ': '}{s.key}: {f}"
                 for s in scenarios for f in dict.fromkeys(s.failures)]
     result: dict[str, Any] = {

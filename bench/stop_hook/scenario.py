@@ -115,3 +115,13 @@ def tail(data: bytes | str, limit: int = 200) -> str:
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     text = " ".join(text.split())
     return text if len(text) <= limit else "..." + text[-limit:]
+
+
+FLOORS = ("bare", "bare_other")
+
+
+def floor_seconds(scenarios: list[Scenario]) -> float:
+    """The yardstick: the faster of the two bare start-ups measured (the hooks' `python3`
+    and, when it differs, the benchmark's own interpreter), so a slow interpreter start-up
+    (a site folder full of .pth files, say) never flatters the ratios."""
+    return min(s.median_seconds for s in scenarios if s.root == "main" and s.key in FLOORS)

@@ -160,18 +160,20 @@ def build_transcripts(tmp: Path, sizes: list[float]) -> tuple[
 
 def build_scenarios(tmp: Path, python: str, roots: list[PluginRoot],
                     plain: dict[float, Transcript], worst: dict[float, Transcript],
+                    other_floor: str | None = None,
                     ) -> tuple[list[Scenario], list[Unsupported]]:
     scenarios: list[Scenario] = []
     unsupported: list[Unsupported] = []
     for root in roots:
-        built, missing = _for_root(tmp, python, root, plain, worst)
+        built, missing = _for_root(tmp, python, root, plain, worst, other_floor)
         scenarios += built
         unsupported += missing
     return scenarios, unsupported
 
 
 def _for_root(tmp: Path, python: str, root: PluginRoot, plain: dict[float, Transcript],
-              worst: dict[float, Transcript]) -> tuple[list[Scenario], list[Unsupported]]:
+              worst: dict[float, Transcript], other_floor: str | None,
+              ) -> tuple[list[Scenario], list[Unsupported]]:
     base = tmp / "projects" / root.name
     setup_env = child_env(tmp, tmp, root.path)
     empty = make_project(base / "no-loops", setup_env)
@@ -208,6 +210,9 @@ def _for_root(tmp: Path, python: str, root: PluginRoot, plain: dict[float, Trans
             Scenario("bare_no_site", "bare -S start-up (PY -S -c pass) [info]", "info",
                      [python, "-S", "-c", "pass"], empty, main_env),
         ]
+        if other_floor is not None:
+            built.append(Scenario("bare_other", f"bare start-up of {other_floor}", "baseline",
+                                  [other_floor, "-c", "pass"], empty, main_env))
     built += [
         Scenario("no_loop", "no-loop: project without loops", "no_loop", hook, empty,
                  child_env(tmp, empty, root.path),

@@ -25,8 +25,8 @@ MIN_RUNS = 5
 # The worst case's last stop was this many bytes ago: what a loop with a cursor reads.
 WORST_CASE_NEW_BYTES = 200_000
 
-NO_LOOP_MAX_RATIO = 1.5
-ACTIVE_MAX_RATIO = 8.0
+NO_LOOP_MAX_RATIO = 1.2
+ACTIVE_MAX_RATIO = 6.0
 SIZE_DRIFT_MAX = 0.15
 PEAK_MIB_MAX = 50.0
 REFERENCE = (

@@ -12,7 +12,6 @@ from finesse.engine import decide
 from finesse.errors import StateError
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, continue_turn, tell_user
-from finesse.loop.lifecycle import finish
 from finesse.loop.notebook import record_iteration
 from finesse.loop.observe import TranscriptSource, observe
 from finesse.models import StopInput
@@ -55,6 +54,8 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
                 store.save(following)
                 return continue_turn(decision.reason, system_message=decision.message,
                                      env=env)
+            from finesse.loop.lifecycle import finish  # only at an end: it imports the report
+
             return tell_user(finish(store, decision.state, decision.notes))
     except CorruptStateError as err:
         store.log(str(err))

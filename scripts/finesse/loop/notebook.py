@@ -8,14 +8,16 @@ import os
 from pathlib import Path
 
 from finesse.errors import FinesseError
-from finesse.loop import final_report
-from finesse.loop.final_report import EndFacts
 from finesse.loop.todo import edit as todo
 from finesse.models import IterationRecord, LoopState
 from finesse.record import replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
 from finesse.support.files import read_text, shown_name, write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from finesse.loop.final_report import EndFacts
 
 
 def notebook_path(store: LoopStore, state: LoopState) -> Path | None:
@@ -78,6 +80,8 @@ def attempt_entry(entry: IterationRecord) -> str:
 
 def review_text(state: LoopState, facts: EndFacts) -> str:
     """The notebook's `## Review` at the end of the loop (seed 001's four parts)."""
+    from finesse.loop import final_report  # only at an end: the report imports the git door
+
     lines = [f"Loop `{state.loop_id}` ended: {final_report.title(state)} - {state.end_message}", "",
              "Changes made:"]
     lines += [f"- `{shown_name(name)}`" for name in facts.files] or ["- none"]

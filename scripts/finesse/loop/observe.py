@@ -35,7 +35,6 @@ from finesse.support import git as gitstate
 from finesse.support.files import is_regular_file
 from finesse.support.transcript import last_assistant_text, tool_calls_since_turn_start
 from finesse.support.usage import Increment, read_increment, start_cursor
-from finesse.support.verify import run_all
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -107,12 +106,15 @@ def observe(state: LoopState, store: LoopStore, source: Source,
     if state.gate is not None:
         # Imported here: most loops have no gate, and this path runs on every stop.
         from finesse.loop.gate.step import run_gate_step
+        from finesse.support.verify import run_all
 
         step = run_gate_step(state, root, activity.reply,
                              lambda commands, where: run_all(commands, cwd=where,
                                                              settings=env))
         observation = replace(observation, gate=step)
     if needs_verification(state, observation):
+        from finesse.support.verify import run_all  # only a stop that runs checks needs it
+
         observation = replace(observation,
                               verification=run_all(state.verify, cwd=root, settings=env))
     late = cancelled_by(store, state, source)  # asked for while the checks ran
