@@ -48,10 +48,12 @@ def _row(argument: Argument) -> str:
 
 def _slash_section() -> list[str]:
     lines = ["## Slash commands", "",
-             "Each also works namespaced, e.g. `/finesse:ralph-loop`. All but `/finesse` are "
-             "parsed and answered by the plugin's hook, before the model is asked.", ""]
-    for name in ("finesse", *COMMANDS):
-        lines.append(f"- `/{name}`: {_description(name)}")
+             "Each also works namespaced, e.g. `/finesse:ralph-loop`. Those marked (hook) are "
+             "parsed and answered by the plugin's hook before the model is asked; the others "
+             "are instructions the model follows.", ""]
+    for path in sorted((ROOT / "commands").glob("*.md")):
+        mark = " (hook)" if path.stem in COMMANDS else ""
+        lines.append(f"- `/{path.stem}`{mark}: {_description(path.stem)}")
     lines += ["", "### /ralph-loop arguments", "",
               "The same arguments follow `ralph start --session ID` and `ralph run` "
               "(`--judge` only in a session).", "",
