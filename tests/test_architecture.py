@@ -1,7 +1,7 @@
 """The package's layout holds: every module lives in one room, imports only from its own room
 or the rooms below it, and no two modules import each other, directly or in a circle. Lazy
-imports inside functions count too. The rooms, bottom up, are those of the README's
-Architecture section."""
+imports inside functions count too. The rooms, bottom up, are those of docs/design.md's
+Rooms section."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def room_of(name: str) -> int:
             matches = name == prefix or (prefix != "finesse" and name.startswith(prefix + "."))
             if matches and (best is None or len(prefix) > best[0]):
                 best = (len(prefix), rank)
-    assert best is not None, f"{name} is in no room: add it to ROOMS and the README"
+    assert best is not None, f"{name} is in no room: add it to ROOMS and docs/design.md"
     return best[1]
 
 

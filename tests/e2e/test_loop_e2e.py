@@ -203,8 +203,8 @@ def test_cancel_mid_loop_ends_it_without_a_model_call(
     loop = _only_ended_loop(project)
     assert cancel.text == (
         f"{blocked}finesse: Ralph loop cancelled by /cancel-ralph at iteration 3/6. Its record "
-        f"is in {project / '.claude' / 'ralph' / 'history'}.\n\nOriginal prompt: /cancel-ralph"
-    ), cancel.describe()
+        f"is in {project / '.claude' / 'ralph' / 'history'}."
+    ), cancel.describe()  # an answer: no "Original prompt: /cancel-ralph" echo
     assert (loop["outcome"], loop["session_id"]) == ("cancelled", first.session_id)
 
 

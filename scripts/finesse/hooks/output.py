@@ -18,6 +18,20 @@ def block(reason: str, *, system_message: str | None = None) -> HookOutput:
     return output
 
 
+def answer(text: str) -> HookOutput:
+    """UserPromptSubmit: show `text` to the user as the typed command's answer, without a model
+    call and without adding anything to the conversation. Claude Code 2.1.328 has no output
+    that does this without a label: a block shows "UserPromptSubmit operation blocked by
+    hook:" above the text; `continue: false` shows "Operation stopped by hook: TEXT" and puts
+    that line into the model's context for the next prompt; a `systemMessage` reaches the
+    user only when the prompt goes on to the model. `suppressOriginalPrompt` drops the
+    "Original prompt: ..." echo a block otherwise adds (docs/claude-code-facts.md; proven by
+    tests/e2e/test_answers_e2e.py)."""
+    return {"decision": "block", "reason": text,
+            "hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                   "suppressOriginalPrompt": True}}
+
+
 def continue_turn(reason: str, *, system_message: str | None = None,
                   env: Mapping[str, str] | None = None) -> HookOutput:
     """Go on with the next iteration. In Claude Code 2.1.328 a Stop hook's

@@ -2,7 +2,7 @@
 
 `/ralph-loop` is parsed and validated here; a bad one is blocked with one line saying what
 to type, and the model is never called. Status, cancel, abort and help are answered here
-too, by blocking the prompt with the answer: deterministic, no model call.
+too, by blocking the prompt with the answer (`output.answer`): deterministic, no model call.
 
 A loop and Claude Code's `/goal` both drive the Stop hook (seed 001: never both in one
 session). A loop does not start while the session's transcript shows an active goal; a
@@ -18,7 +18,7 @@ from typing import BinaryIO, TextIO
 
 from finesse.errors import FinesseError, UsageError
 from finesse.hooks.boundary import run_hook
-from finesse.hooks.output import HookOutput, add_context, block, tell_user
+from finesse.hooks.output import HookOutput, add_context, answer, block, tell_user
 from finesse.loop.grammar import (
     SlashCommand,
     expect_no_args,
@@ -137,16 +137,16 @@ def _cancel(store: LoopStore, session_id: str, by: str) -> HookOutput:
     """End this session's loop now (see `lifecycle.stop_loop`)."""
     stopped = stop_loop(store, session_id, utcnow(), by)
     if stopped.requested:
-        return block("finesse: the loop's stop is busy (running its checks); the "
+        return answer("finesse: the loop's stop is busy (running its checks); the "
                      f"{'abort' if by == '/ralph-abort' else 'cancel'} is recorded and the "
                      "loop ends as soon as that stop decides.")
     if stopped.given_up is not None:
-        return block(f"finesse: the ended loop {stopped.given_up.loop_id} was aborted: it can "
+        return answer(f"finesse: the ended loop {stopped.given_up.loop_id} was aborted: it can "
                      "no longer be resumed.")
     if stopped.ended is None:
-        return block("finesse: no Ralph loop is running in this session; nothing to "
+        return answer("finesse: no Ralph loop is running in this session; nothing to "
                      f"{'abort' if by == '/ralph-abort' else 'cancel'}.")
-    return block(f"finesse: {stopped.ended.end_message} Its record is in "
+    return answer(f"finesse: {stopped.ended.end_message} Its record is in "
                  f"{store.paths.history}.")
 
 
@@ -186,7 +186,7 @@ def _status(store: LoopStore, session_id: str) -> HookOutput:
     if others:
         lines.append(f"({others} other loop(s) run in other sessions of this project: "
                      "`ralph status` lists them.)")
-    return block("\n".join(lines))
+    return answer("\n".join(lines))
 
 
 def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
@@ -210,7 +210,7 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
             return _cancel(store, data.session_id, f"/{command.name}")
         if command.name == "ralph-status":
             return _status(store, data.session_id)
-        return block(HELP)
+        return answer(HELP)
     except FinesseError as err:
         return block(f"finesse: {err}")
 

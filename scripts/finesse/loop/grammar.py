@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from finesse.errors import UsageError
+from finesse.loop.arguments import EXECUTE_ARGUMENTS, LOOP_ARGUMENTS, RESUME_FLAGS
 from finesse.loop.budgets import parse_budgets, single
 from finesse.loop.notify.settings import parse_notify
 from finesse.loop.words import parse_count, split_words
@@ -86,28 +87,11 @@ def check_promise(text: str, origin: str) -> str:
     return promise
 
 
-_VALUE_FLAGS = (
-    "--max-iterations",
-    "--completion-promise",
-    "--prompt-file",
-    "--completion-promise-file",
-    "--verify",
-    "--plan",
-    "--quiesce-after",
-    "--timeout-minutes",
-    "--gate",
-    "--effort",
-    "--max-tokens",
-    "--max-cost",
-    "--stop-at-quota",
-    "--criteria",
-    "--protect",
-    "--notify",
-    "--notify-cmd",
-)
-_BUDGET_FLAGS = ("--max-tokens", "--max-cost", "--stop-at-quota")
-_RESUME_FLAGS = ("--max-iterations", "--timeout-minutes", *_BUDGET_FLAGS)
-
+_VALUE_FLAGS = tuple(argument.flag for argument in LOOP_ARGUMENTS
+                     if argument.flag and argument.value)
+_SWITCHES = tuple(argument.flag for argument in LOOP_ARGUMENTS
+                  if argument.flag and not argument.value)
+_EXECUTE_SWITCHES = tuple(argument.flag for argument in EXECUTE_ARGUMENTS)
 
 
 def _take_flags(
@@ -181,8 +165,7 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
     """
     executing = command == "finesse-execute"
     usage = EXECUTE_USAGE if executing else LOOP_USAGE
-    switches = ("--allow-dirty", "--no-plan", "--judge",
-                *(("--force",) if executing else ()))
+    switches = (*_SWITCHES, *(_EXECUTE_SWITCHES if executing else ()))
     prompt_words, values = _take_flags(split_words(args), usage=usage, switches=switches)
     parsed = LoopArgs(force=bool(values.pop("--force", [])),
                       allow_dirty=bool(values.pop("--allow-dirty", [])),
@@ -261,7 +244,7 @@ class ResumeRequest(Record, frozen=False):
 
 
 def parse_resume_args(args: str) -> ResumeRequest:
-    words, values = _take_flags(split_words(args), _RESUME_FLAGS, RESUME_USAGE)
+    words, values = _take_flags(split_words(args), RESUME_FLAGS, RESUME_USAGE)
     if words:
         raise UsageError(f"/ralph-resume takes only options: type {RESUME_USAGE}")
     request = ResumeRequest()

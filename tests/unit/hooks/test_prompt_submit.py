@@ -167,10 +167,15 @@ def test_plan_without_verification_is_refused_before_any_loop(
 
 # --- /ralph-status, /cancel-ralph, /ralph-help ----------------------------------------------------
 
+# An answer (not an error) leaves out Claude Code's "Original prompt: ..." echo.
+ANSWERED = {"hookEventName": "UserPromptSubmit", "suppressOriginalPrompt": True}
+
+
 
 def test_status_without_a_loop(git_repo: Path) -> None:
     assert submit(git_repo, "/ralph-status") == {
         "decision": "block", "reason": "finesse: no Ralph loop is running in this session.",
+        "hookSpecificOutput": ANSWERED,
     }
 
 
@@ -180,7 +185,7 @@ def test_status_with_loops(git_repo: Path) -> None:
     stop_hook(git_repo, stop_input("I looked at the failing test."))
     loop_id = active(git_repo).loop_id
     assert submit(git_repo, "/finesse:ralph-status") == {
-        "decision": "block",
+        "decision": "block", "hookSpecificOutput": ANSWERED,
         "reason": (
             f"Ralph loop {loop_id}: iteration 2/8, promise <promise>RALPH_LOOP_STOP</promise>, "
             f"running 0 min (session {SESSION})\n"
@@ -196,7 +201,7 @@ def test_cancel(git_repo: Path, store: LoopStore) -> None:
     submit(git_repo, "/ralph-loop go")
     loop_id = active(git_repo).loop_id
     assert submit(git_repo, "/cancel-ralph") == {
-        "decision": "block",
+        "decision": "block", "hookSpecificOutput": ANSWERED,
         "reason": "finesse: Ralph loop cancelled by /cancel-ralph at iteration 1/8. "
                   f"Its record is in {store.paths.history}.",
     }
@@ -210,7 +215,7 @@ def test_cancel(git_repo: Path, store: LoopStore) -> None:
 def test_cancel_without_a_loop(git_repo: Path) -> None:
     submit(git_repo, "/ralph-loop other", OTHER_SESSION)
     assert submit(git_repo, "/cancel-ralph") == {
-        "decision": "block",
+        "decision": "block", "hookSpecificOutput": ANSWERED,
         "reason": "finesse: no Ralph loop is running in this session; nothing to cancel.",
     }
     assert active(git_repo, OTHER_SESSION).outcome is None
@@ -218,7 +223,8 @@ def test_cancel_without_a_loop(git_repo: Path) -> None:
 
 def test_help(git_repo: Path) -> None:
     output = submit(git_repo, "/ralph-help")
-    assert output == {"decision": "block", "reason": prompt_submit.HELP}
+    assert output == {"decision": "block", "reason": prompt_submit.HELP,
+                      "hookSpecificOutput": ANSWERED}
     for command in ("/ralph-loop", "/ralph-status", "/cancel-ralph", "--max-iterations",
                     "--completion-promise", "--prompt-file", "--completion-promise-file",
                     "--verify", ".claude/ralph/STOP", "--plan", "--quiesce-after",

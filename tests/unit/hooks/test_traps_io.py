@@ -220,6 +220,8 @@ def test_a_cancel_while_the_stop_verifies_wins(git_repo: Path, tmp_path: Path,
                 "decision": "block",
                 "reason": "finesse: the loop's stop is busy (running its checks); the cancel "
                           "is recorded and the loop ends as soon as that stop decides.",
+                "hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                       "suppressOriginalPrompt": True},
             }
         else:
             cancel = run_ralph(git_repo, "cancel", timeout=HANG_GUARD)

@@ -70,6 +70,8 @@ def test_a_loop_with_undecodable_names_continues_cancels_and_reports(git_repo: P
         "decision": "block",
         "reason": "finesse: Ralph loop cancelled by /cancel-ralph at iteration 2/8. Its record "
                   f"is in {store.paths.history}.",
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                               "suppressOriginalPrompt": True},
     }
     ended = only_archived(git_repo)
     assert (ended.outcome, files_under(store.paths.loops)) == ("cancelled", [])
