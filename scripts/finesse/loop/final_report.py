@@ -50,7 +50,8 @@ def status_word(state: LoopState) -> str:
     return STATUS.get(state.outcome or "", (state.outcome or "active").upper())
 
 
-def _minutes(start: datetime, end: datetime) -> str:
+def duration_text(start: datetime, end: datetime) -> str:
+    """`12 min 05 s`: how long a loop or an iteration ran, as the reports show it."""
     seconds = max(0, int((end - start).total_seconds()))
     return f"{seconds // 60} min {seconds % 60:02d} s"
 
@@ -166,7 +167,7 @@ def _head(state: LoopState, facts: EndFacts) -> list[str]:
         (f"- Iterations completed: {made} (cap {state.max_iterations})"
          if state.outcome in RESUMABLE else
          f"- Iterations: {made} of at most {state.max_iterations}"),
-        f"- Duration: {_minutes(state.started_at, ended)} "
+        f"- Duration: {duration_text(state.started_at, ended)} "
         f"({state.started_at:%Y-%m-%d %H:%M:%S} to {ended:%H:%M:%S} UTC)",
         f"- Loop: `{state.loop_id}` (session `{state.session_id}`)",
         f"- Completion promise: `<promise>{state.promise}</promise>`",

@@ -5,11 +5,10 @@ Markdown report's (`finesse.loop.final_report`), so the two never disagree."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from finesse.loop.final_report import (
     EndFacts,
     changes_text,
+    duration_text,
     options,
     status_word,
     title,
@@ -27,11 +26,6 @@ TASK_PREVIEW = 600
 OUTPUT_CHARS = 4000
 
 
-def _duration(start: datetime, end: datetime) -> str:
-    seconds = max(0, int((end - start).total_seconds()))
-    return f"{seconds // 60} min {seconds % 60:02d} s"
-
-
 def _mode(state: LoopState) -> str:
     if state.judge is not None:
         return "judge mode"
@@ -46,7 +40,8 @@ def _facts(state: LoopState, facts: EndFacts) -> str:
     rows = [
         ("Status", f"{status_word(state)}: {state.end_message}"),
         ("Iterations", f"{len(state.iterations)} of at most {state.max_iterations}"),
-        ("Duration", f"{_duration(state.started_at, ended)} ({started} to {ended:%H:%M:%S} UTC)"),
+        ("Duration",
+         f"{duration_text(state.started_at, ended)} ({started} to {ended:%H:%M:%S} UTC)"),
         ("Mode", _mode(state)),
         ("Spend", f"{spent.billed_tokens:,} tokens (+{spent.cache_read:,} cache reads), "
                   f"${spent.cost:,.2f} estimated (prices dated {PRICES_DATED})"),
@@ -94,7 +89,7 @@ def _row(entry: IterationRecord, tokens: int, cost: float) -> str:
             f'<td><span class="badge k-{kind}">{text(label)}</span></td>'
             f"<td>{text(checks_of(entry))}</td>"
             f'<td class="num">{tokens:,}</td><td class="num">${cost:,.2f}</td>'
-            f'<td class="num">{_duration(entry.started_at, entry.ended_at)}</td>'
+            f'<td class="num">{duration_text(entry.started_at, entry.ended_at)}</td>'
             f"<td>{text(excerpt(said, 300))}{learned}</td></tr>")
 
 
