@@ -108,7 +108,6 @@ def observe(state: LoopState, store: LoopStore, source: Source,
     if state.gate is not None:
         # Imported here: most loops have no gate, and this path runs on every stop.
         from finesse.loop.gate.step import run_gate_step
-
         from finesse.state.intents import Intents
 
         step = run_gate_step(state, root, activity.reply,

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from finesse.models import LoopState
 
 MAX_INTENT_BYTES = 4 * 1024 * 1024
+GATE_OP = "gate-step"  # a gate commit or revert (`finesse.loop.gate.step`)
+START_OP = "start"  # a loop being started (`finesse.loop.recovery`)
 
 
 def stamp(state: LoopState) -> str:

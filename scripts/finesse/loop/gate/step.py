@@ -21,18 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from finesse.errors import FinesseError
-from finesse.loop.gate import commits, revert
+from finesse.loop.gate import commits, revert, trail
 from finesse.models import Gate, LoopState
 from finesse.record import replace
 from finesse.results import CommandResult, GateStep
 from finesse.schema import SchemaError, from_dict, to_dict
 from finesse.signals import record_fields
-from finesse.state.intents import Intents, stamp
+from finesse.state.intents import GATE_OP, Intents, stamp
 from finesse.support.markdown import strip_code
 
 Runner = Callable[[Sequence[str], Path], list[CommandResult]]
 Log = Callable[[str], None]
-GATE_OP = "gate-step"
 
 
 def _branch_moved(gate: Gate, root: Path) -> str:
@@ -67,7 +66,7 @@ def iteration_base(state: LoopState, root: Path) -> str:
     gate = state.gate
     assert gate is not None
     base = gate.iteration_base or commits.head_sha(root)
-    later = commits.loop_commits(root, state.loop_id, base)
+    later = trail.loop_commits(root, state.loop_id, base)
     return later[0][0] if later else base
 
 
@@ -128,7 +127,7 @@ def _finish(record: dict[str, Any], state: LoopState, root: Path, run: Runner) -
         return GateStep([], "error", error="the record of an interrupted gate step is "
                         "unreadable; nothing was committed or reverted: check `git status`")
     if action == "commit":
-        found = commits.iteration_commit(root, state.loop_id, state.iteration, base)
+        found = trail.iteration_commit(root, state.loop_id, state.iteration, base)
         if found is not None:
             step = GateStep(results, "committed", commit=found)
             said = f"its commit {found[:12]} was made already"
