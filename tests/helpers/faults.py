@@ -15,6 +15,7 @@ renamed, folder synced).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -27,25 +28,24 @@ from tests.helpers.launch import LAUNCHER, hook_env
 WRITER_FAULT_ENV = "FINESSE_FAULT_DIE_AFTER_WRITE_STEP"
 
 _FAKE_GIT = '''\
-import os, signal, subprocess, sys
+import json, os, signal, subprocess, sys
 count_file = os.environ["FAULT_GIT_COUNT"]
 try:
     with open(count_file) as handle:
-        calls = [line.rstrip("\\n") for line in handle]
+        calls = [json.loads(line) for line in handle]
 except FileNotFoundError:
     calls = []
-words = " ".join(sys.argv[1:])
-calls.append(words)
+calls.append(sys.argv[1:])
 with open(count_file, "w") as handle:
-    handle.write("".join(line + "\\n" for line in calls))
+    handle.write("".join(json.dumps(call) + "\\n" for call in calls))
 done = subprocess.run([os.environ["FAULT_GIT_REAL"], *sys.argv[1:]])
 kill_at = int(os.environ.get("FAULT_GIT_KILL_AT") or 0)
 kill_on = os.environ.get("FAULT_GIT_KILL_ON") or ""
 nth = int(os.environ.get("FAULT_GIT_NTH") or 1)
 hit = len(calls) == kill_at
 if kill_on:
-    matching = [line for line in calls if kill_on in line.split()]
-    hit = kill_on in sys.argv[1:] and len(matching) == nth
+    hit = (kill_on in sys.argv[1:]
+           and sum(kill_on in call for call in calls) == nth)
 if hit:
     os.kill(os.getppid(), signal.SIGKILL)
 sys.exit(done.returncode)
@@ -94,7 +94,8 @@ class FaultyGit:
         done = subprocess.run([sys.executable, "-S", str(LAUNCHER), event], input=raw,
                               capture_output=True, cwd=root, timeout=120,
                               env=self.env(root, **faults))  # type: ignore[arg-type]
-        calls = (self.count_file.read_text().splitlines() if self.count_file.exists() else [])
+        calls = ([" ".join(json.loads(line)) for line in self.count_file.read_text().splitlines()]
+                 if self.count_file.exists() else [])
         return HookRun(done.returncode, done.stdout.decode(), calls)
 
 

@@ -30,7 +30,7 @@ from finesse.loop.lifecycle import (
     start_loop,
     stop_loop,
 )
-from finesse.loop.recovery import begin_start, recover, withdraw
+from finesse.loop.recovery import begin_start, pending, recover, withdraw
 from finesse.loop.request import StartRequest, start_request
 from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.loop.status import describe, start_context, start_notes
@@ -201,6 +201,8 @@ def _status(store: LoopStore, session_id: str) -> HookOutput:
     if others:
         lines.append(f"({others} other loop(s) run in other sessions of this project: "
                      "`ralph status` lists them.)")
+    lines += [f"finesse: {line}" for line in pending(store)
+              if any(line.startswith(f"loop {loop.loop_id}:") for loop in mine)]
     return block("\n".join(lines))
 
 

@@ -14,7 +14,9 @@ session's lock. Standard library only: the Stop path runs it.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
+from pathlib import Path
 
 from finesse.record import replace
 from finesse.recording import end_loop
@@ -46,6 +48,19 @@ def withdraw(store: LoopStore, session_id: str, started_at: str, why: str) -> st
     return message
 
 
+def _clear_own_lock(store: LoopStore, record: dict[str, object]) -> None:
+    from finesse.support.git import Git
+    from finesse.support.git_index import remove_stale_lock
+    from finesse.support.processes import pid_alive
+
+    written, pid = record.get("written_ns"), record.get("pid")
+    name = Git(store.paths.root).text("rev-parse", "--git-path", "index")
+    if not isinstance(written, int) or not isinstance(pid, int) or not name:
+        return
+    index = Path(name) if Path(name).is_absolute() else store.paths.root / name
+    remove_stale_lock(index, written, owner_alive=pid != os.getpid() and pid_alive(pid))
+
+
 def recover(store: LoopStore, session_id: str) -> str | None:
     """Finish or roll back the session's interrupted operation; a line saying what was
     recovered, or None when there was nothing to recover (or it is left to the next stop)."""
@@ -54,6 +69,7 @@ def recover(store: LoopStore, session_id: str) -> str | None:
     if record is None:
         return None
     if record.get("op") == START_OP:
+        _clear_own_lock(store, record)  # a --allow-dirty snapshot's failed commit, killed
         said = withdraw(store, session_id, str(record.get("started_at")),
                         "its start was interrupted (the hook was killed) before Claude was told")
         intents.clear(session_id)
@@ -64,3 +80,34 @@ def recover(store: LoopStore, session_id: str) -> str | None:
             return None  # its loop's next stop finishes it, before running anything else
     intents.clear(session_id)
     return None
+
+
+def pending(store: LoopStore) -> list[str]:
+    """A line for each interrupted operation of the project that a call still has to finish
+    or roll back, for `ralph status` and /ralph-status (reads only: the session's next call,
+    holding its lock, does the work)."""
+    from finesse.state.paths import is_valid_session_id
+    from finesse.errors import StateError
+
+    intents = Intents(store.paths)
+    lines = []
+    for session_id in intents.sessions():
+        if not is_valid_session_id(session_id):
+            continue
+        record = intents.read(session_id, repair=False)
+        if record is None:
+            continue
+        try:
+            state = store.peek(session_id)
+        except StateError:
+            state = None
+        if record.get("op") == START_OP:
+            if state is not None and state.started_at.isoformat() == record.get("started_at"):
+                lines.append(f"loop {state.loop_id}: its start was interrupted before Claude was "
+                             "told; the session's next prompt or stop rolls it back")
+        elif state is not None and record.get("stamp") == stamp(state):
+            action = ("its commit" if record.get("action") == "commit"
+                      else f"its revert to {str(record.get('base'))[:12]}")
+            lines.append(f"loop {state.loop_id}: the gate step of iteration {state.iteration} "
+                         f"({action}) was interrupted; the loop's next stop finishes it first")
+    return lines

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from typing import Any
 
 from finesse.state.paths import StatePaths
@@ -41,18 +42,27 @@ class Intents:
 
     def write(self, session_id: str, record: dict[str, Any]) -> None:
         """Write down (or move on) the session's operation; durable before it returns."""
-        body = {**record, "pid": os.getpid()}
+        body = {**record, "pid": os.getpid(), "written_ns": time.time_ns()}
         write_atomic(self.paths.intent_file(session_id), json.dumps(body, sort_keys=True),
                      durable=True)
 
-    def read(self, session_id: str) -> dict[str, Any] | None:
+    def sessions(self) -> list[str]:
+        """The sessions with a record, for `ralph status` (reads only)."""
+        try:
+            return sorted(name[:-5] for name in os.listdir(self.paths.intents)
+                          if name.endswith(".json"))
+        except OSError:
+            return []
+
+    def read(self, session_id: str, *, repair: bool = True) -> dict[str, Any] | None:
         """The session's recorded operation, None when there is none (or it was unreadable:
-        then it is moved aside and the loop's state and git are what is trusted)."""
+        then, with `repair` (the lock holder), it is moved aside, and the loop's state and
+        git are what is trusted)."""
         path = self.paths.intent_file(session_id)
         try:
             raw = read_bytes(path, subject=str(path), limit=MAX_INTENT_BYTES)
         except FileProblem as err:
-            if err.kind != "missing":
+            if err.kind != "missing" and repair:
                 self._move_aside(path)
             return None
         try:
@@ -60,7 +70,8 @@ class Intents:
         except (ValueError, RecursionError):
             record = None
         if not isinstance(record, dict) or not isinstance(record.get("op"), str):
-            self._move_aside(path)
+            if repair:
+                self._move_aside(path)
             return None
         return record
 

@@ -94,6 +94,7 @@ class Scenario:
     after: Callable[[Project], None]
     green: dict[str, str] = field(default_factory=dict)  # committed work that must stay
     red: set[str] = field(default_factory=set)  # a red iteration's files: never committed
+    kept: dict[str, str] = field(default_factory=dict)  # files that must stay as they are
 
 
 def _stop_raw(reply: str) -> Callable[[Path], bytes]:
@@ -212,6 +213,22 @@ def _judge_after(project: Project) -> None:
     JudgeSession(project.root).stop("Next attempt.")
 
 
+def _rejected_before(project: Project) -> None:
+    from tests.helpers.repo import install_hook
+
+    project.submit(START)
+    install_hook(project.root, "prepare-commit-msg", "exit 1")
+    project.write("green.txt", "green work\n")
+
+
+def _rejected_after(project: Project) -> None:
+    project.stop("Approach: the stop after the crash")
+    project.stop("Approach: and one more")
+
+
+SCENARIOS.append(Scenario("hook-rejects-commit", _rejected_before, "stop",
+                          _stop_raw("Approach: green"), _rejected_after,
+                          kept={"green.txt": "green work\n"}))
 SCENARIOS.append(Scenario("judge-attempt", _judge_before, "stop",
                           lambda root: json.dumps({
                               "session_id": SESSION, "cwd": str(root),
@@ -251,6 +268,8 @@ def check_invariants(top: Path, scenario: Scenario, where: str) -> None:
         assert (root / name).read_text() == text, f"{where}: green {name} lost"
         if scenario.name != "dirty-snapshot" or name == "green.txt":
             assert f"app/{name}" in committed, f"{where}: green {name} not committed"
+    for name, text in scenario.kept.items():
+        assert (root / name).read_text() == text, f"{where}: {name} lost"
     assert not [name for name in committed if name.endswith(".tmp")], where
     left = [str(path) for path in root.rglob("*.tmp")
             if ".claude" not in path.relative_to(root).parts]

@@ -16,6 +16,7 @@ answers with that step, so the iteration is counted, noted and committed once.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -116,10 +117,24 @@ def _revert(state: LoopState, root: Path, results: list[CommandResult], base: st
                                                                      if state.gate else [], root))
 
 
+def _clear_own_lock(root: Path, record: dict[str, Any]) -> None:
+    """An index.lock the killed step left (its index restore, or a git it ran, killed
+    half-way) would stop every git command: removed when it can only be that one's."""
+    from finesse.support.git_index import remove_stale_lock
+    from finesse.support.processes import pid_alive
+
+    written, pid = record.get("written_ns"), record.get("pid")
+    if not isinstance(written, int) or not isinstance(pid, int):
+        return
+    index = commits.index_path(commits.git_in(root))
+    remove_stale_lock(index, written, owner_alive=pid != os.getpid() and pid_alive(pid))
+
+
 def _finish(record: dict[str, Any], state: LoopState, root: Path, run: Runner) -> GateStep:
     """The interrupted step, finished: its commit found in git or made, its revert run again
     (restoring what is restored already changes nothing; what is left of the iteration's
     files is removed)."""
+    _clear_own_lock(root, record)
     results = _results(record)
     action = record.get("action")
     base = record.get("base")
