@@ -86,8 +86,8 @@ def pending(store: LoopStore) -> list[str]:
     """A line for each interrupted operation of the project that a call still has to finish
     or roll back, for `ralph status` and /ralph-status (reads only: the session's next call,
     holding its lock, does the work)."""
-    from finesse.state.paths import is_valid_session_id
     from finesse.errors import StateError
+    from finesse.state.paths import is_valid_session_id
 
     intents = Intents(store.paths)
     lines = []
