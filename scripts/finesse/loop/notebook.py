@@ -17,7 +17,7 @@ from finesse.models import IterationRecord, LoopState
 from finesse.record import replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
-from finesse.support.files import read_text, shown_name, write_atomic
+from finesse.support.files import read_text, remove_stale_temps, shown_name, write_atomic
 
 
 def notebook_path(store: LoopStore, state: LoopState) -> Path | None:
@@ -47,7 +47,9 @@ def edit(store: LoopStore, state: LoopState, change: list[tuple[str, str]]) -> N
                 text = todo.write_review(text, markdown)
         if text != before:
             # The temp file in the plugin's own folder: a kill before the rename leaves
-            # nothing in the project that a commit could pick up.
+            # nothing in the project that a commit could pick up (and the next write
+            # removes what a killed one left there).
+            remove_stale_temps(store.paths.temp)
             write_atomic(path, text, temp_dir=store.paths.temp)
     except (OSError, UnicodeDecodeError, FinesseError) as err:
         store.log(f"loop {state.loop_id}: could not write the plan {path}: {err}")

@@ -272,9 +272,10 @@ def _keep_owner_and_mode(descriptor: int, before: os.stat_result) -> None:
         os.fchmod(descriptor, stat.S_IMODE(before.st_mode))
 
 
-def remove_stale_temps(folder: Path) -> list[str]:
-    """Remove the temp files in `folder` whose writer is gone (a write killed before its
-    rename); the names removed. A live writer's temp (its pid still runs) stays."""
+def remove_stale_temps(folder: Path, prefix: str = ".") -> list[str]:
+    """Remove the temp files of `write_atomic` in `folder` (named `<prefix>...`) whose writer
+    is gone (a write killed before its rename); the names removed. A live writer's temp (its
+    pid still runs) stays."""
     from finesse.support.processes import pid_alive
 
     removed: list[str] = []
@@ -284,7 +285,7 @@ def remove_stale_temps(folder: Path) -> list[str]:
         return removed
     for entry in entries:
         parts = entry.name.rsplit(".", 3)
-        if len(parts) != 4 or parts[3] != "tmp" or not parts[1].isdigit():
+        if not entry.name.startswith(prefix) or len(parts) != 4 or parts[3] != "tmp" or not parts[1].isdigit():
             continue
         if int(parts[1]) != os.getpid() and pid_alive(int(parts[1])):
             continue

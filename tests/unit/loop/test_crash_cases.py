@@ -228,3 +228,53 @@ def test_point9_a_start_killed_before_telling_the_model_is_not_left_active(
     after = claude.stop("Hello").output()
     assert store_for(root).peek(SESSION) is None
     assert after is not None and "was interrupted" in after.get("systemMessage", ""), after
+
+
+def test_point9_a_start_failing_after_its_save_is_rolled_back(
+        git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import finesse.hooks.prompt_submit as hook
+    from tests.helpers.hooks import submit
+    from tests.helpers.states import only_archived
+
+    def broken(*args: object, **kwargs: object) -> list[str]:
+        raise RuntimeError("a reader broke")
+
+    monkeypatch.setattr(hook, "start_notes", broken)
+    with pytest.raises(RuntimeError):
+        submit(git_repo, "/ralph-loop Work --max-iterations 5")
+    assert store_for(git_repo).peek(SESSION) is None
+    ended = only_archived(git_repo)
+    assert ended.outcome == "cancelled" and "its start failed" in ended.end_message
+
+
+def test_point6_a_temp_left_beside_the_notebook_is_never_committed(git_repo: Path) -> None:
+    """A temp file a killed write left beside the plan (the old writer put them there, and
+    still does when `.claude/ralph/` is on another file system) is removed before a commit."""
+    root = git_repo
+    claude = _gate_loop(root, notebook=True)
+    write(root, "tasks/.todo.md.999999.123.tmp", "half a plan")
+    write(root, "green.txt", "green work\n")
+    claude.stop("Approach: green")
+    assert "tasks/.todo.md.999999.123.tmp" not in _ever_committed(root)
+    assert not (root / "tasks/.todo.md.999999.123.tmp").exists()
+
+
+def test_point6_the_notebooks_temp_files_live_in_the_plugins_folder(
+        git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = os.replace
+
+    def replace(source: str, target: str) -> None:
+        seen.append(str(source))
+        real(source, target)
+
+    root = git_repo
+    claude_root = _gate_loop(root, notebook=True).root
+    monkeypatch.setattr(os, "replace", replace)
+    from tests.helpers.hooks import stop_reply
+
+    write(root, "green.txt", "green work\n")
+    stop_reply(claude_root, "Approach: green")
+    notebook_temps = [name for name in seen if ".todo.md." in name]
+    assert notebook_temps and all(
+        Path(name).parent == root / ".claude" / "ralph" / "tmp" for name in notebook_temps)

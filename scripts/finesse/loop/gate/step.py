@@ -158,6 +158,16 @@ def _finish(record: dict[str, Any], state: LoopState, root: Path, run: Runner) -
         f"killed): {said}"))
 
 
+def _remove_own_temps(state: LoopState, root: Path) -> None:
+    """Before a commit: a temp file a killed write left beside the notebook (its own folder
+    was on another file system) is never committed."""
+    if state.notebook:
+        from finesse.support.files import remove_stale_temps
+
+        notebook = root / state.notebook
+        remove_stale_temps(notebook.parent, prefix=f".{notebook.name}.")
+
+
 def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
                   intents: Intents | None = None, log: Log | None = None) -> GateStep:
     gate = state.gate
@@ -168,6 +178,7 @@ def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
         moved = _branch_moved(gate, root)
         if moved:
             return GateStep(_results(pending) or [], "error", error=moved)
+        _remove_own_temps(state, root)
         try:
             step = _finish(pending, state, root, run)
         except FinesseError as err:
@@ -181,6 +192,7 @@ def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
         return GateStep(results, "error", error=moved)
     try:
         if all(result.passed for result in results):
+            _remove_own_temps(state, root)
             summary = summary_line(reply)
             base = gate.iteration_base or commits.head_sha(root)
             _begin(intents, state, "commit", results, base=base, summary=summary)
