@@ -285,7 +285,8 @@ def remove_stale_temps(folder: Path, prefix: str = ".") -> list[str]:
         return removed
     for entry in entries:
         parts = entry.name.rsplit(".", 3)
-        if not entry.name.startswith(prefix) or len(parts) != 4 or parts[3] != "tmp" or not parts[1].isdigit():
+        if (not entry.name.startswith(prefix) or len(parts) != 4 or parts[3] != "tmp"
+                or not parts[1].isdigit()):
             continue
         if int(parts[1]) != os.getpid() and pid_alive(int(parts[1])):
             continue
