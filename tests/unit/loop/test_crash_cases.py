@@ -278,3 +278,22 @@ def test_point6_the_notebooks_temp_files_live_in_the_plugins_folder(
     notebook_temps = [name for name in seen if ".todo.md." in name]
     assert notebook_temps and all(
         Path(name).parent == root / ".claude" / "ralph" / "tmp" for name in notebook_temps)
+
+
+def test_status_lists_an_interrupted_gate_step_and_the_next_stop_says_what_it_did(
+        git_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = git_repo
+    claude = _gate_loop(root)
+    write(root, "green.txt", "green work\n")
+    killed = FaultyGit(tmp_path / "fault").run("stop", _stop_raw(root, "Approach: green"),
+                                                root, kill_on="commit")
+    assert killed.killed, killed
+    code, out, err = run(capsys, "status", "--project", str(root))
+    assert code == 0 and "(its commit) was interrupted; the loop's next stop finishes it" in err
+    after = claude.stop("Approach: after the crash").output()
+    assert after is not None
+    assert "the gate step of iteration 1 was interrupted (the hook was killed): its commit" \
+        in after["systemMessage"], after
+    assert "was interrupted" in (root / ".claude/ralph/finesse.log").read_text()
+    code, out, err = run(capsys, "status", "--project", str(root))
+    assert "interrupted" not in err
