@@ -44,6 +44,7 @@ class GateStep(Record):
     untouched: list[str] = field(default_factory=list)  # submodules a revert left as they are
     baseline: list[CommandResult] | None = None  # the gate on the reverted baseline
     error: str = ""
+    recovered: str = ""  # an interrupted step finished at this stop: what was done
 
     @property
     def green(self) -> bool:

@@ -30,11 +30,13 @@ from finesse.loop.lifecycle import (
     start_loop,
     stop_loop,
 )
+from finesse.loop.recovery import begin_start, pending, recover, withdraw
 from finesse.loop.request import StartRequest, start_request
 from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.loop.status import describe, start_context, start_notes
 from finesse.models import PromptInput
 from finesse.schema import SchemaError, from_json
+from finesse.state.intents import Intents
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import LoopStore, utcnow
 from finesse.support.files import is_regular_file
@@ -114,17 +116,30 @@ def _start(store: LoopStore, data: PromptInput, command: SlashCommand) -> HookOu
     if command.name == "finesse-execute":
         forced = _checked_prompt(request)
     _refuse_goal(data)
+    now = utcnow()
     with store.locked(data.session_id):
-        state = start_loop(store, data.session_id, request, utcnow(), forced_past=forced,
-                           transcript=_transcript_of(data))
-    notes = start_notes(state, request.warnings, forced)
-    return add_context(EVENT, start_context(state), system_message="\n".join(notes))
+        recover(store, data.session_id)
+        # A start is one step: the intent lets whoever comes next roll back a loop saved
+        # but never told to the model; anything failing after the save rolls it back now.
+        begin_start(store, data.session_id, now)
+        try:
+            state = start_loop(store, data.session_id, request, now, forced_past=forced,
+                               transcript=_transcript_of(data))
+            notes = start_notes(state, request.warnings, forced)
+            told = add_context(EVENT, start_context(state), system_message="\n".join(notes))
+        except BaseException as err:
+            withdraw(store, data.session_id, now.isoformat(), f"its start failed ({err})")
+            Intents(store.paths).clear(data.session_id)
+            raise
+        Intents(store.paths).clear(data.session_id)
+    return told
 
 
 def _resume(store: LoopStore, data: PromptInput, command: SlashCommand) -> HookOutput:
     request = parse_resume_args(command.args)
     _refuse_goal(data)
     with store.locked(data.session_id):
+        recover(store, data.session_id)
         previous = latest_resumable(store, data.session_id)
         state = resume_loop(store, previous, request, utcnow(), by="/ralph-resume",
                             transcript=_transcript_of(data))
@@ -186,6 +201,8 @@ def _status(store: LoopStore, session_id: str) -> HookOutput:
     if others:
         lines.append(f"({others} other loop(s) run in other sessions of this project: "
                      "`ralph status` lists them.)")
+    lines += [f"finesse: {line}" for line in pending(store)
+              if any(line.startswith(f"loop {loop.loop_id}:") for loop in mine)]
     return answer("\n".join(lines))
 
 

@@ -14,7 +14,8 @@ from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, continue_turn, tell_user
 from finesse.loop.notebook import record_iteration
 from finesse.loop.observe import TranscriptSource, observe
-from finesse.models import StopInput
+from finesse.loop.recovery import recover
+from finesse.models import LoopState, StopInput
 from finesse.schema import SchemaError, from_dict
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
 from finesse.state.store import CorruptStateError, LoopStore
@@ -23,6 +24,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import BinaryIO, TextIO
+
+
+def _done_with_step(store: LoopStore, state: LoopState) -> None:
+    """The gate step's intent record has served once the state is saved over it."""
+    if state.gate is not None:
+        from finesse.state.intents import Intents
+
+        Intents(store.paths).clear(state.session_id)
 
 
 def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
@@ -39,6 +48,9 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
     source = TranscriptSource(data)
     try:
         with store.locked(data.session_id):
+            rolled_back = recover(store, data.session_id)
+            if rolled_back is not None:
+                return tell_user(f"finesse: {rolled_back}")
             state = store.load(data.session_id)
             if state is None:
                 return None
@@ -46,17 +58,23 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
                 from finesse.hooks.judge_stop import handle_judge_stop
 
                 return handle_judge_stop(store, state, data, source, env)
-            decision = decide(state, observe(state, store, source, env))
+            observation = observe(state, store, source, env)
+            decision = decide(state, observation)
+            recovered = observation.gate.recovered if observation.gate is not None else ""
             if decision.action == "continue":
                 following = record_iteration(
                     store, decision.state, decision.state.iterations[-1], decision.notes
                 )
                 store.save(following)
-                return continue_turn(decision.reason, system_message=decision.message,
-                                     env=env)
+                _done_with_step(store, state)
+                message = (f"{decision.message}\nfinesse: {recovered}" if recovered
+                           else decision.message)
+                return continue_turn(decision.reason, system_message=message, env=env)
             from finesse.loop.lifecycle import finish  # only at an end: it imports the report
 
-            return tell_user(finish(store, decision.state, decision.notes))
+            banner = finish(store, decision.state, decision.notes)
+            _done_with_step(store, state)
+            return tell_user(f"{banner}\nfinesse: {recovered}" if recovered else banner)
     except CorruptStateError as err:
         store.log(str(err))
         return tell_user(f"finesse: {err}")

@@ -1,10 +1,12 @@
 """The loop's notebook: the written plan (`--plan`) or a `tasks/todo.md` with the seed's
 headings. After each iteration its entry goes under `## Attempts`; at the end, notes and the
-review under `## Review`. Every other byte of the file stays as the user wrote it."""
+review under `## Review`. Every other byte of the file stays as the user wrote it. Each edit
+is idempotent (an iteration's entry, a note, is written once, however often a stop killed
+half-way runs again; the review is replaced), and the file is written through a link, its
+mode kept."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from finesse.errors import FinesseError
@@ -13,7 +15,7 @@ from finesse.models import IterationRecord, LoopState
 from finesse.record import replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
-from finesse.support.files import read_text, shown_name, write_atomic
+from finesse.support.files import read_text, remove_stale_temps, shown_name, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,18 +37,37 @@ def edit(store: LoopStore, state: LoopState, change: list[tuple[str, str]]) -> N
         return
     try:
         text = read_text(path, subject=str(path))
+        before = text
         for kind, markdown in change:
             if kind == "attempt":
-                text = todo.append_attempt(text, markdown)
+                if not _has_attempt(text, markdown):
+                    text = todo.append_attempt(text, markdown)
             elif kind == "note":
-                text = todo.append_review_note(text, markdown)
+                if not _has_note(text, markdown):
+                    text = todo.append_review_note(text, markdown)
             else:
                 text = todo.write_review(text, markdown)
-        mode = path.stat().st_mode
-        write_atomic(path, text)
-        os.chmod(path, mode & 0o7777)
+        if text != before:
+            # The temp file in the plugin's own folder: a kill before the rename leaves
+            # nothing in the project that a commit could pick up (and the next write
+            # removes what a killed one left there).
+            remove_stale_temps(store.paths.temp)
+            write_atomic(path, text, temp_dir=store.paths.temp)
     except (OSError, UnicodeDecodeError, FinesseError) as err:
         store.log(f"loop {state.loop_id}: could not write the plan {path}: {err}")
+
+
+def _has_attempt(text: str, entry: str) -> bool:
+    """Whether the plan has this iteration's entry already (a stop killed after writing it
+    and before its state was saved runs again): every iteration is noted once."""
+    heading = entry.split("(", 1)[0]  # "### Iteration N "
+    return any(line.startswith(heading + "(") for line in text.splitlines())
+
+
+def _has_note(text: str, note: str) -> bool:
+    first = next((line.strip() for line in note.splitlines() if line.strip()), "")
+    return bool(first) and any(line.strip() in (f"- {first}", first)
+                               for line in text.splitlines())
 
 
 def record_iteration(store: LoopStore, state: LoopState, record: IterationRecord,

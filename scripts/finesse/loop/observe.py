@@ -11,7 +11,8 @@ The order:
 2. the loop-done channel, consumed (never committed, reverted or seen as a change);
 3. a cancel (a signal to `ralph run`, the kill switch, one recorded while a stop held the
    lock) wins at once: nothing is run, the tree is fingerprinted;
-4. gate mode's step (gate, then commit, repair or revert);
+4. gate mode's step (gate, then commit, repair or revert; or, when the last one was
+   interrupted, that step finished instead: `finesse.loop.gate.step`);
 5. the verification commands, only when the engine says a claim needs them;
 6. a cancel asked for meanwhile still wins, after the gate step, so no iteration is half
    committed;
@@ -106,11 +107,13 @@ def observe(state: LoopState, store: LoopStore, source: Source,
     if state.gate is not None:
         # Imported here: most loops have no gate, and this path runs on every stop.
         from finesse.loop.gate.step import run_gate_step
+        from finesse.state.intents import Intents
         from finesse.support.verify import run_all
 
         step = run_gate_step(state, root, activity.reply,
                              lambda commands, where: run_all(commands, cwd=where,
-                                                             settings=env))
+                                                             settings=env),
+                             intents=Intents(store.paths), log=store.log)
         observation = replace(observation, gate=step)
     if needs_verification(state, observation):
         from finesse.support.verify import run_all  # only a stop that runs checks needs it

@@ -43,6 +43,8 @@ class StatePaths:
         self.locks = self.base / "locks"
         self.requests = self.base / "requests"
         self.corrupt = self.base / "corrupt"
+        self.intents = self.base / "intents"  # what a multi-step operation is about to do
+        self.temp = self.base / "tmp"  # temp files of writes into the project tree
         self.log = self.base / "finesse.log"
         self.kill_switch = self.base / KILL_SWITCH_NAME
 
@@ -75,6 +77,12 @@ class StatePaths:
         if not is_valid_session_id(session_id):
             raise ValueError(f"not a session id: {session_id!r}")
         return self.root / JUDGE_DIR / session_id
+
+    def intent_file(self, session_id: str) -> Path:
+        """The session's unfinished multi-step operation, if any (`finesse.state.intents`)."""
+        if not is_valid_session_id(session_id):
+            raise ValueError(f"not a session id: {session_id!r}")
+        return self.intents / f"{session_id}.json"
 
     def lock_file(self, session_id: str) -> Path:
         return self.locks / f"{session_id}.lock"

@@ -31,7 +31,7 @@ def load(path: Path) -> dict[str, Any]:
         raise
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past what Python parses
         raise UsageError(f"{path} is not valid JSON: fix it by hand first") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path} does not hold a JSON object: fix it by hand first")
@@ -66,4 +66,6 @@ def set_status_line(path: Path, data: dict[str, Any], command: str) -> None:
     line = data.get("statusLine")
     updated["statusLine"] = {**(line if isinstance(line, dict) else {}),
                              "type": "command", "command": command}
+    # Through a link into a dotfiles folder, the link's target; its mode (a 0600 file
+    # holding a token) kept.
     write_atomic(path, json.dumps(updated, indent=2) + "\n")

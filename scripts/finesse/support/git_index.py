@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
+
+from finesse.support.files import fault_point
 
 LOCK_SUFFIX = ".lock"
 
@@ -51,14 +54,45 @@ class SavedIndex:
                 self.path.unlink(missing_ok=True)
                 self.lock.unlink()
                 return
+            fault_point()
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(self.data)
                 handle.flush()
                 os.fsync(handle.fileno())
             if self.mtime_ns is not None:
                 os.utime(self.lock, ns=(self.mtime_ns, self.mtime_ns))
+            fault_point()
             os.replace(self.lock, self.path)
+            fault_point()
         except BaseException:
             with contextlib.suppress(OSError):
                 self.lock.unlink()
             raise
+
+
+STALE_LOCK_SECONDS = 0.5
+
+
+def remove_stale_lock(index: Path, since_ns: int, owner_alive: bool) -> bool:
+    """Remove `index`'s lock when it was left by an operation of ours that was killed: made
+    after `since_ns` (its change time: a restore sets the lock's mtime to the old index's),
+    by an owner no longer alive, and unchanged for STALE_LOCK_SECONDS (no live git is
+    writing it). True when it was removed. A lock that could be anyone else's stays."""
+    lock = index.with_name(index.name + LOCK_SUFFIX)
+    try:
+        before = os.stat(lock)
+    except OSError:
+        return False
+    if owner_alive or before.st_ctime_ns < since_ns:
+        return False
+    time.sleep(STALE_LOCK_SECONDS)
+    try:
+        after = os.stat(lock)
+    except OSError:
+        return False
+    if (after.st_ctime_ns, after.st_size) != (before.st_ctime_ns, before.st_size):
+        return False
+    with contextlib.suppress(OSError):
+        lock.unlink()
+        return True
+    return False

@@ -208,3 +208,25 @@ def end_group(child: Child, grace: float, then: float = 1.0) -> None:
 def cancel_signals() -> dict[int, str]:
     """The signals that ask `ralph run` to cancel, with the names it reports them by."""
     return platform_groups().cancel_signals()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id may still run: POSIX asks with signal 0; on Windows,
+    where `os.kill` would end it, it is taken to run."""
+    if os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    return True
+
+
+def kill_self() -> None:
+    """End this process at once, as a SIGKILL from outside would: no cleanup, no flush (the
+    crash-safety tests' kill points, `finesse.support.files.fault_point`)."""
+    if os.name == "nt":
+        os._exit(137)
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -10,6 +10,7 @@ import click
 from finesse.cli.ralph.common import project_option, store_for
 from finesse.loop.budgets import parse_budgets
 from finesse.loop.grammar import MAX_TIMEOUT_MINUTES, ResumeRequest
+from finesse.loop.recovery import recover
 from finesse.loop.resume import latest_resumable, resume_loop
 from finesse.models import LoopState
 from finesse.record import replace
@@ -63,6 +64,9 @@ def command(project: str | None, session_id: str | None, max_iterations: int | N
         headless = replace(headless, claude=check_claude(claude_bin or headless.claude),
                            wait_on_limit=wait_on_limit or headless.wait_on_limit)
     with store.locked(previous.session_id):
+        recovered = recover(store, previous.session_id)  # an interrupted start, rolled back
+        if recovered:
+            click.echo(f"ralph resume: {recovered}", err=True)
         state = resume_loop(store, previous,
                             ResumeRequest(max_iterations, timeout_minutes, budgets),
                             utcnow(), by="`ralph resume`")

@@ -8,6 +8,7 @@ import click
 
 from finesse.cli.ralph.common import project_option, store_for
 from finesse.loop.lifecycle import start_loop
+from finesse.loop.recovery import recover
 from finesse.loop.request import start_request
 from finesse.state.paths import is_valid_session_id
 from finesse.state.store import utcnow
@@ -26,6 +27,9 @@ def command(project: str | None, session_id: str, words: tuple[str, ...]) -> Non
     store = store_for(project)
     request = start_request(shlex.join(words), store.paths.root)
     with store.locked(session_id):
+        recovered = recover(store, session_id)  # an interrupted start, rolled back
+        if recovered:
+            click.echo(f"ralph start: {recovered}", err=True)
         state = start_loop(store, session_id, request, utcnow())
     for warning in request.warnings:
         click.echo(f"warning: {warning}", err=True)

@@ -7,6 +7,7 @@ import json
 import click
 
 from finesse.cli.ralph.common import project_option, store_for
+from finesse.loop.recovery import pending
 from finesse.loop.status import describe
 from finesse.schema import to_dict
 from finesse.state.store import utcnow
@@ -22,6 +23,8 @@ def command(project: str | None, as_json: bool) -> None:
     loops = scan.loops
     for line in scan.unreadable:  # left for its session's next stop to move aside
         click.echo(f"ralph status: an unreadable loop file, left as it is: {line}", err=True)
+    for line in pending(store):  # left for its session's next call, which holds the lock
+        click.echo(f"ralph status: {line}", err=True)
     if as_json:
         click.echo(json.dumps(
             {"project": str(store.paths.root),

@@ -138,10 +138,14 @@ def _identity_env(git: Git) -> dict[str, str]:
     return env
 
 
+def index_path(git: Git) -> Path:
+    name = git_out(git, "rev-parse", "--git-path", "index").decode().strip()
+    return Path(name) if Path(name).is_absolute() else git.root / name
+
+
 def _saved_index(git: Git) -> SavedIndex:
     """The index as it is now, to put back when a commit fails half-way."""
-    name = git_out(git, "rev-parse", "--git-path", "index").decode().strip()
-    return SavedIndex(Path(name) if Path(name).is_absolute() else git.root / name)
+    return SavedIndex(index_path(git))
 
 
 def _scope_changes(git: Git) -> list[str]:
@@ -276,3 +280,4 @@ def identity_env(root: Path) -> dict[str, str]:
     """The fallback identity for a commit the loop makes at `root` (a merge of `ralph run
     --graph` too), for the roles git has no configured identity for."""
     return _identity_env(git_in(root))
+

@@ -5,21 +5,34 @@ one gets exactly one repair, and a repair that is still red is undone, back to t
 iteration started from, and the gate is run on that baseline (red there means the gate
 itself is broken: an infrastructure failure). This module does the I/O and reports what
 happened; `engine.decide` turns it into counters, ending rules and the next prompt.
+
+Crash safety (docs/design.md): before a commit or a revert touches git, the step writes an
+intent record (`finesse.state.intents`) naming the action, the iteration, the base and the
+gate's results. A stop (or `ralph run`) that finds one still live for the state it loaded
+runs no gate: it finishes the interrupted action (each is idempotent: a commit is looked
+for in git by its trailer before it is made again; a revert is simply run again) and
+answers with that step, so the iteration is counted, noted and committed once.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from finesse.errors import FinesseError
-from finesse.loop.gate import commits, revert
+from finesse.loop.gate import commits, revert, trail
 from finesse.models import Gate, LoopState
+from finesse.record import replace
 from finesse.results import CommandResult, GateStep
+from finesse.schema import SchemaError, from_dict, to_dict
 from finesse.signals import record_fields
+from finesse.state.intents import GATE_OP, Intents, stamp
 from finesse.support.markdown import strip_code
 
 Runner = Callable[[Sequence[str], Path], list[CommandResult]]
+Log = Callable[[str], None]
 
 
 def _branch_moved(gate: Gate, root: Path) -> str:
@@ -48,31 +61,146 @@ def summary_line(reply: str | None) -> str:
     return next((line.strip() for line in strip_code(text).splitlines() if line.strip()), "")
 
 
-def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner) -> GateStep:
+def iteration_base(state: LoopState, root: Path) -> str:
+    """The commit a revert goes back to: the state's base, or the loop's last commit after
+    it when git has one the state does not know of yet (the state's save was lost)."""
+    gate = state.gate
+    assert gate is not None
+    base = gate.iteration_base or commits.head_sha(root)
+    later = trail.loop_commits(root, state.loop_id, base)
+    return later[0][0] if later else base
+
+
+def pending_step(intents: Intents | None, state: LoopState) -> dict[str, Any] | None:
+    """The session's gate step that was interrupted against this very state, if any."""
+    if intents is None:
+        return None
+    record = intents.read(state.session_id)
+    if record is None or record.get("op") != GATE_OP or record.get("stamp") != stamp(state):
+        return None
+    return record
+
+
+def _begin(intents: Intents | None, state: LoopState, action: str, results: list[CommandResult],
+           **fields: str) -> None:
+    if intents is not None:
+        intents.write(state.session_id, {
+            "op": GATE_OP, "stamp": stamp(state), "loop_id": state.loop_id,
+            "iteration": state.iteration, "action": action,
+            "results": [to_dict(result) for result in results], **fields})
+
+
+def _results(record: dict[str, Any]) -> list[CommandResult] | None:
+    try:
+        return [from_dict(CommandResult, item) for item in record.get("results") or []]
+    except (SchemaError, TypeError, ValueError):
+        return None
+
+
+def _commit(state: LoopState, root: Path, results: list[CommandResult], message_summary: str,
+            base: str | None) -> GateStep:
+    commit = commits.commit_iteration(root, iteration=state.iteration, summary=message_summary,
+                                      loop_id=state.loop_id)
+    head = commits.head_sha(root)
+    if commit is None and head != base:
+        commit = head  # the agent committed its work itself
+    return GateStep(results, "committed" if commit else "empty", commit=commit)
+
+
+def _revert(state: LoopState, root: Path, results: list[CommandResult], base: str,
+            run: Runner) -> GateStep:
+    reverted = revert.revert_to(root, base, loop_id=state.loop_id,
+                                spare=[state.notebook] if state.notebook else [])
+    return GateStep(results, "reverted", commit=reverted.revert_commit,
+                    restored=list(reverted.restored), removed=list(reverted.removed),
+                    untouched=list(reverted.untouched), baseline=run(state.gate.commands
+                                                                     if state.gate else [], root))
+
+
+def _clear_own_lock(root: Path, record: dict[str, Any]) -> None:
+    """An index.lock the killed step left (its index restore, or a git it ran, killed
+    half-way) would stop every git command: removed when it can only be that one's."""
+    from finesse.support.git_index import remove_stale_lock
+    from finesse.support.processes import pid_alive
+
+    written, pid = record.get("written_ns"), record.get("pid")
+    if not isinstance(written, int) or not isinstance(pid, int):
+        return
+    index = commits.index_path(commits.git_in(root))
+    remove_stale_lock(index, written, owner_alive=pid != os.getpid() and pid_alive(pid))
+
+
+def _finish(record: dict[str, Any], state: LoopState, root: Path, run: Runner) -> GateStep:
+    """The interrupted step, finished: its commit found in git or made, its revert run again
+    (restoring what is restored already changes nothing; what is left of the iteration's
+    files is removed)."""
+    _clear_own_lock(root, record)
+    results = _results(record)
+    action = record.get("action")
+    base = record.get("base")
+    if results is None or action not in ("commit", "revert") or not isinstance(base, str):
+        return GateStep([], "error", error="the record of an interrupted gate step is "
+                        "unreadable; nothing was committed or reverted: check `git status`")
+    if action == "commit":
+        found = trail.iteration_commit(root, state.loop_id, state.iteration, base)
+        if found is not None:
+            step = GateStep(results, "committed", commit=found)
+            said = f"its commit {found[:12]} was made already"
+        else:
+            step = _commit(state, root, results, str(record.get("summary", "")), base)
+            said = (f"it was committed now as {step.commit[:12]}" if step.commit
+                    else "it had nothing to commit")
+    else:
+        step = _revert(state, root, results, base, run)
+        said = f"its revert to {base[:12]} was finished"
+    return replace(step, recovered=(
+        f"the gate step of iteration {state.iteration} was interrupted (the hook was "
+        f"killed): {said}"))
+
+
+def _remove_own_temps(state: LoopState, root: Path) -> None:
+    """Before a commit: a temp file a killed write left beside the notebook (its own folder
+    was on another file system) is never committed."""
+    if state.notebook:
+        from finesse.support.files import remove_stale_temps
+
+        notebook = root / state.notebook
+        remove_stale_temps(notebook.parent, prefix=f".{notebook.name}.")
+
+
+def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
+                  intents: Intents | None = None, log: Log | None = None) -> GateStep:
     gate = state.gate
     if gate is None:
         raise ValueError("a gate step for a loop without a gate")
+    pending = pending_step(intents, state)
+    if pending is not None:
+        moved = _branch_moved(gate, root)
+        if moved:
+            return GateStep(_results(pending) or [], "error", error=moved)
+        _remove_own_temps(state, root)
+        try:
+            step = _finish(pending, state, root, run)
+        except FinesseError as err:
+            step = GateStep(_results(pending) or [], "error", error=str(err))
+        if log is not None and step.recovered:
+            log(f"loop {state.loop_id}: {step.recovered}")
+        return step
     results = run(gate.commands, root)
     moved = _branch_moved(gate, root)
     if moved:
         return GateStep(results, "error", error=moved)
     try:
         if all(result.passed for result in results):
-            commit = commits.commit_iteration(root, iteration=state.iteration,
-                                              summary=summary_line(reply),
-                                              loop_id=state.loop_id)
-            head = commits.head_sha(root)
-            if commit is None and head != gate.iteration_base:
-                commit = head  # the agent committed its work itself
-            return GateStep(results, "committed" if commit else "empty", commit=commit)
+            _remove_own_temps(state, root)
+            summary = summary_line(reply)
+            base = gate.iteration_base or commits.head_sha(root)
+            _begin(intents, state, "commit", results, base=base, summary=summary)
+            return _commit(state, root, results, summary, gate.iteration_base)
         if not gate.repairing:
             return GateStep(results, "repair")
-        base = gate.iteration_base or commits.head_sha(root)
-        reverted = revert.revert_to(root, base, loop_id=state.loop_id,
-                                    spare=[state.notebook] if state.notebook else [])
-        return GateStep(results, "reverted", commit=reverted.revert_commit,
-                        restored=list(reverted.restored), removed=list(reverted.removed),
-                        untouched=list(reverted.untouched),
-                        baseline=run(gate.commands, root))
+        base = iteration_base(state, root)
+        _begin(intents, state, "revert", results, base=base)
+        return _revert(state, root, results, base, run)
     except FinesseError as err:
         return GateStep(results, "error", error=str(err))

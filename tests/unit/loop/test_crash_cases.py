@@ -1,0 +1,299 @@
+"""Issue 19's crash cases of the loop's own hooks, each as its own test, each proven by
+killing the hook (SIGKILL) at the instant the issue names: through a `git` on PATH that
+kills the hook after the call named (`tests.helpers.faults`), or a process that kills
+itself in the middle of a write. After each kill, the next call must leave nothing lost and
+nothing mislabelled."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from finesse.support.files import write_atomic
+from tests.helpers.cli import run
+from tests.helpers.faults import FaultyGit, run_python
+from tests.helpers.gate import GATE
+from tests.helpers.hooks import prompt_input, stop_input
+from tests.helpers.launch import LaunchedSession
+from tests.helpers.repo import commits, files_in, git, write
+from tests.helpers.states import SESSION, store_for
+
+START = f'/ralph-loop Work --gate "{GATE}"'
+NOTEBOOK = ("# Plan\n\n## Goal\nWork.\n\n## Attempts\n\n## Review\n")
+
+
+def _stop_raw(root: Path, reply: str) -> bytes:
+    return stop_input(reply, SESSION, str(root), stop_hook_active=True)
+
+
+def _gate_loop(root: Path, notebook: bool = False) -> LaunchedSession:
+    if notebook:
+        write(root, "tasks/todo.md", NOTEBOOK)
+        git(root, "add", "tasks/todo.md")
+        git(root, "commit", "-q", "-m", "plan")
+    claude = LaunchedSession(root, SESSION)
+    output = claude.submit(START).output()
+    assert output is not None and "hookSpecificOutput" in output, output
+    return claude
+
+
+def _ever_committed(root: Path) -> set[str]:
+    """Every path any commit of HEAD's history added or changed."""
+    out = git(root, "log", "--format=", "--name-only", "HEAD")
+    return {line for line in out.splitlines() if line}
+
+
+def _iteration_commits(root: Path, number: int) -> int:
+    return sum(subject.startswith(f"ralph: iteration {number}:") for subject in commits(root))
+
+
+# 1. A red iteration committed as green ------------------------------------------------------
+
+def test_point1_a_revert_killed_after_its_restore_never_commits_the_red_files(
+        git_repo: Path, tmp_path: Path) -> None:
+    root = git_repo
+    claude = _gate_loop(root)
+    write(root, "broken.txt", "red\n")
+    git(root, "add", "broken.txt")  # staged: the restore removes it, the gate turns green
+    write(root, "red_new.txt", "made by the red iteration\n")
+    claude.stop("Approach: a first try")  # red: the repair is asked
+    killed = FaultyGit(tmp_path / "fault").run("stop", _stop_raw(root, "Approach: repair"),
+                                                root, kill_on="restore")
+    assert killed.killed, killed
+    claude.stop("Approach: the stop after the crash")
+    write(root, "good.txt", "green work\n")
+    claude.stop("Approach: good work")
+    assert "red_new.txt" not in _ever_committed(root)
+    assert not (root / "red_new.txt").exists()
+    assert "good.txt" in files_in(root)
+
+
+# 2. Committed green work reverted later (or committed twice) ---------------------------------
+
+def test_point2_a_commit_killed_before_the_state_save_is_never_reverted_nor_repeated(
+        git_repo: Path, tmp_path: Path) -> None:
+    root = git_repo
+    claude = _gate_loop(root)
+    write(root, "green.txt", "green work\n")
+    killed = FaultyGit(tmp_path / "fault").run("stop", _stop_raw(root, "Approach: green"),
+                                                root, kill_on="commit")
+    assert killed.killed, killed
+    write(root, "more.txt", "the next iteration's work\n")
+    claude.stop("Approach: after the crash")
+    write(root, "broken.txt", "red\n")
+    claude.stop("Approach: broke it")  # red: repair
+    claude.stop("Approach: still broken")  # still red: reverted
+    assert (root / "green.txt").read_text() == "green work\n"
+    assert "green.txt" in files_in(root)
+    assert _iteration_commits(root, 1) == 1, commits(root)
+
+
+# 6. Temp files in the user's tree ------------------------------------------------------------
+
+_KILL_AT_RENAME = """
+import os, signal, sys
+real = os.replace
+def replace(source, target):
+    if str(target).endswith("todo.md"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(source, target)
+os.replace = replace
+from finesse.hooks.stop import main
+main(stdin=open(sys.argv[1], "rb"))
+"""
+
+
+def test_point6_a_notebook_write_killed_before_its_rename_leaves_no_temp_to_commit(
+        git_repo: Path, tmp_path: Path) -> None:
+    root = git_repo
+    claude = _gate_loop(root, notebook=True)
+    write(root, "green.txt", "green work\n")
+    raw = tmp_path / "stop.json"
+    raw.write_bytes(_stop_raw(root, "Approach: green"))
+    code = run_python(_KILL_AT_RENAME.replace("sys.argv[1]", repr(str(raw))), root)
+    assert code == -9
+    write(root, "more.txt", "more\n")
+    claude.stop("Approach: more")
+    claude.stop("Approach: and more")
+    committed = _ever_committed(root)
+    assert not [name for name in committed if name.endswith(".tmp")], committed
+    left = [str(path.relative_to(root)) for path in root.rglob("*.tmp")
+            if ".claude" not in path.relative_to(root).parts]
+    assert left == []
+
+
+# 7. Notebook entries written twice -----------------------------------------------------------
+
+def test_point7_a_stop_killed_after_its_notebook_write_leaves_one_entry(
+        git_repo: Path, tmp_path: Path) -> None:
+    root = git_repo
+    write(root, "tasks/todo.md", NOTEBOOK)
+    claude = LaunchedSession(root, SESSION)
+    output = claude.submit("/ralph-loop Work --max-iterations 5").output()
+    assert output is not None and "hookSpecificOutput" in output, output
+    # The stop's own fingerprint is the first `git status`; the one after the notebook
+    # write, the second.
+    killed = FaultyGit(tmp_path / "fault").run("stop", _stop_raw(root, "Approach: one"),
+                                                root, kill_on="status", nth=2)
+    assert killed.killed, killed
+    claude.stop("Approach: one, once more")
+    claude.stop("Approach: two")
+    plan = (root / "tasks/todo.md").read_text()
+    assert plan.count("### Iteration 1 (") == 1, plan
+    assert plan.count("### Iteration 2 (") == 1, plan
+
+
+# 8. Links and permissions kept ---------------------------------------------------------------
+
+def test_point8_a_write_through_a_symlink_updates_the_target_and_keeps_the_link(
+        tmp_path: Path) -> None:
+    target = tmp_path / "dotfiles" / "settings.json"
+    write(tmp_path, "dotfiles/settings.json", "{}\n")
+    link = tmp_path / "project" / ".claude" / "settings.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    write_atomic(link, '{"a": 1}\n')
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == '{"a": 1}\n'
+
+
+def test_point8_a_rewrite_keeps_the_mode(tmp_path: Path) -> None:
+    secret = write(tmp_path, "settings.json", '{"token": "x"}\n')
+    secret.chmod(0o600)
+    write_atomic(secret, '{"token": "y"}\n')
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
+def test_point8_statusline_install_writes_through_the_link(
+        git_repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = git_repo.parent / "dotfiles" / "settings.json"
+    target.parent.mkdir()
+    target.write_text('{"theme": "dark"}\n')
+    target.chmod(0o600)
+    link = git_repo / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    code, out, err = run(capsys, "statusline", "--install", "--project", str(git_repo))
+    assert code == 0, (out, err)
+    assert link.is_symlink()
+    assert "statusline" in json.loads(target.read_text())["statusLine"]["command"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_point8_a_symlinked_notebook_stays_a_link(git_repo: Path) -> None:
+    root = git_repo
+    write(root, "notes/todo.md", NOTEBOOK)
+    (root / "tasks").mkdir()
+    (root / "tasks" / "todo.md").symlink_to("../notes/todo.md")
+    claude = LaunchedSession(root, SESSION)
+    claude.submit("/ralph-loop Work --max-iterations 5")
+    claude.stop("Approach: one")
+    assert (root / "tasks" / "todo.md").is_symlink()
+    assert "### Iteration 1 (" in (root / "notes" / "todo.md").read_text()
+
+
+# 9. A start is one step ----------------------------------------------------------------------
+
+def test_point9_a_start_that_fails_after_its_save_leaves_no_loop_untold(git_repo: Path) -> None:
+    root = git_repo
+    write(root, ".claude/settings.local.json", "[" * 200_000)
+    claude = LaunchedSession(root, SESSION)
+    output = claude.submit("/ralph-loop Work --stop-at-quota 80").output()
+    told = output is not None and "hookSpecificOutput" in output
+    assert told or store_for(root).peek(SESSION) is None, output
+
+
+_KILL_AFTER_SAVE = """
+import os, signal, sys
+import finesse.hooks.prompt_submit as hook
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+hook.add_context = killed
+hook.main(stdin=open(sys.argv[1], "rb"))
+"""
+
+
+def test_point9_a_start_killed_before_telling_the_model_is_not_left_active(
+        git_repo: Path, tmp_path: Path) -> None:
+    root = git_repo
+    raw = tmp_path / "prompt.json"
+    raw.write_bytes(prompt_input("/ralph-loop Work --max-iterations 5", SESSION, str(root)))
+    code = run_python(_KILL_AFTER_SAVE.replace("sys.argv[1]", repr(str(raw))), root)
+    assert code == -9
+    claude = LaunchedSession(root, SESSION)
+    after = claude.stop("Hello").output()
+    assert store_for(root).peek(SESSION) is None
+    assert after is not None and "was interrupted" in after.get("systemMessage", ""), after
+
+
+def test_point9_a_start_failing_after_its_save_is_rolled_back(
+        git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import finesse.hooks.prompt_submit as hook
+    from tests.helpers.hooks import submit
+    from tests.helpers.states import only_archived
+
+    def broken(*args: object, **kwargs: object) -> list[str]:
+        raise RuntimeError("a reader broke")
+
+    monkeypatch.setattr(hook, "start_notes", broken)
+    with pytest.raises(RuntimeError):
+        submit(git_repo, "/ralph-loop Work --max-iterations 5")
+    assert store_for(git_repo).peek(SESSION) is None
+    ended = only_archived(git_repo)
+    assert ended.outcome == "cancelled" and "its start failed" in ended.end_message
+
+
+def test_point6_a_temp_left_beside_the_notebook_is_never_committed(git_repo: Path) -> None:
+    """A temp file a killed write left beside the plan (the old writer put them there, and
+    still does when `.claude/ralph/` is on another file system) is removed before a commit."""
+    root = git_repo
+    claude = _gate_loop(root, notebook=True)
+    write(root, "tasks/.todo.md.999999.123.tmp", "half a plan")
+    write(root, "green.txt", "green work\n")
+    claude.stop("Approach: green")
+    assert "tasks/.todo.md.999999.123.tmp" not in _ever_committed(root)
+    assert not (root / "tasks/.todo.md.999999.123.tmp").exists()
+
+
+def test_point6_the_notebooks_temp_files_live_in_the_plugins_folder(
+        git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = os.replace
+
+    def replace(source: str, target: str) -> None:
+        seen.append(str(source))
+        real(source, target)
+
+    root = git_repo
+    claude_root = _gate_loop(root, notebook=True).root
+    monkeypatch.setattr(os, "replace", replace)
+    from tests.helpers.hooks import stop_reply
+
+    write(root, "green.txt", "green work\n")
+    stop_reply(claude_root, "Approach: green")
+    notebook_temps = [name for name in seen if ".todo.md." in name]
+    assert notebook_temps and all(
+        Path(name).parent == root / ".claude" / "ralph" / "tmp" for name in notebook_temps)
+
+
+def test_status_lists_an_interrupted_gate_step_and_the_next_stop_says_what_it_did(
+        git_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = git_repo
+    claude = _gate_loop(root)
+    write(root, "green.txt", "green work\n")
+    killed = FaultyGit(tmp_path / "fault").run("stop", _stop_raw(root, "Approach: green"),
+                                                root, kill_on="commit")
+    assert killed.killed, killed
+    code, _, err = run(capsys, "status", "--project", str(root))
+    assert code == 0 and "(its commit) was interrupted; the loop's next stop finishes it" in err
+    after = claude.stop("Approach: after the crash").output()
+    assert after is not None
+    assert "the gate step of iteration 1 was interrupted (the hook was killed): its commit" \
+        in after["systemMessage"], after
+    assert "was interrupted" in (root / ".claude/ralph/finesse.log").read_text()
+    code, _, err = run(capsys, "status", "--project", str(root))
+    assert code == 0 and "interrupted" not in err
