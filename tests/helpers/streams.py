@@ -120,6 +120,7 @@ entry = script[index] if index < len(script) else {"events": []}
 if entry.get("ignore_term"):  # a stubborn agent: only SIGKILL ends it
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 for name, content in entry.get("write", {}).items():
+    name = name.replace("{cwd_name}", os.path.basename(os.getcwd()))  # a graph's task
     os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
     open(name, "w").write(content)
 for event in entry.get("events", []):

@@ -93,9 +93,36 @@ def branch_exists(root: Path, branch: str) -> bool:
     return Git(root).run("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").code == 0
 
 
-def is_merged(root: Path, branch: str) -> bool:
-    """Whether the branch's commit is already in HEAD's history."""
-    return Git(root).run("merge-base", "--is-ancestor", f"refs/heads/{branch}", "HEAD").code == 0
+def branch_tip(root: Path, branch: str) -> str | None:
+    return Git(root).text("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}") \
+        or None
+
+
+def is_ancestor(root: Path, commit: str, of: str) -> bool:
+    return Git(root).run("merge-base", "--is-ancestor", commit, of).code == 0
+
+
+def has_merge_of(root: Path, tip: str) -> bool:
+    """Whether a merge commit in HEAD's history has `tip` as a parent other than its first
+    (git's own record that the branch at `tip` was merged)."""
+    done = Git(root).run("rev-list", "--merges", "--parents", "--ancestry-path",
+                         f"{tip}..HEAD")
+    lines = os.fsdecode(done.out).splitlines()
+    return done.code == 0 and any(tip in line.split()[2:] for line in lines)
+
+
+def reopen_worktree(root: Path, path: Path, branch: str) -> None:
+    """The worktree of an existing branch, at `path`: the one a stopped run left there, or a
+    new one (its branch as it is) when it was removed."""
+    if (path / ".git").is_file() and \
+            Git(path).text("symbolic-ref", "--quiet", "HEAD") == f"refs/heads/{branch}":
+        return
+    git = Git(root)
+    git.run("worktree", "prune")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = git.run("worktree", "add", "--quiet", str(path), branch)
+    if done.code != 0:
+        raise WorktreeError(f"git worktree add {path} {branch} failed: {done.reason()}")
 
 
 def add_worktree(root: Path, path: Path, branch: str, base: str) -> None:

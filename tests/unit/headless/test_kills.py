@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from tests.helpers import streams as s
-from tests.helpers.repo import git, write
+from tests.helpers.graphs import PROMISE, write_plan
+from tests.helpers.graphs import workflow as graph_workflow
+from tests.helpers.repo import git, project_status, write
 from tests.helpers.streams import FakeClaude
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -165,3 +167,46 @@ def test_a_recorded_pid_that_is_no_longer_the_agent_is_never_signalled(
     bystander.kill()
     bystander.wait()
     git(git_repo, "status")
+
+
+def graph_plan(root: Path) -> None:
+    write_plan(root, "demo", [graph_workflow("alpha"), graph_workflow("beta"),
+                              graph_workflow("gamma", ["alpha", "beta"])])
+
+
+def finished(reply: str = "Done.") -> dict[str, Any]:
+    """A sub-workflow's agent that does its task at once: `<task>/done.txt` in its worktree."""
+    return {"events": s.reply_events(f"{reply}\n<promise>{PROMISE}</promise>"),
+            "write": {"{cwd_name}/done.txt": "done\n"}}
+
+
+def merged_tasks(root: Path) -> list[str]:
+    """The tasks whose `<task>/done.txt` the starting branch holds."""
+    names = git(root, "ls-files", "*/done.txt").split()
+    return sorted(name.split("/")[0] for name in names)
+
+
+def test_a_graph_killed_during_wave_one_runs_it_again_and_never_calls_it_merged(
+    git_repo: Path, tmp_path: Path, survivors: list[int]
+) -> None:
+    # Issue 19, point 5: wave 1's fresh branches still pointed at the start commit, so the run
+    # again counted them "merged before", skipped wave 1, and exited 0 saying every
+    # sub-workflow succeeded and was merged.
+    graph_plan(git_repo)
+    marker = tmp_path / "started"
+    claude = FakeClaude(tmp_path / "bin", [
+        {"events": [s.init()], "touch": str(marker), "sleep": 120}] + [finished()] * 3)
+    args = ("run", "--claude-bin", str(claude.path), "--graph", "finesse-plans/demo",
+            "--jobs", "1")
+    process = start_ralph(git_repo, *args)
+    kill_when_started(process, marker)
+    survivors.append(claude.calls[0]["pid"])
+    again = subprocess.run([*RALPH, *args], cwd=git_repo, env=ralph_env(),
+                           capture_output=True, text=True, timeout=240)
+    said = again.stdout + again.stderr
+    assert again.returncode == 0, said
+    assert merged_tasks(git_repo) == ["alpha", "beta", "gamma"], said
+    assert "merged before" not in said
+    assert "every sub-workflow succeeded and was merged" in said
+    assert [call["overlap"] for call in claude.calls] == [False] * 4
+    assert project_status(git_repo) == ""
