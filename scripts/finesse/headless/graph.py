@@ -80,6 +80,7 @@ class GraphRun:
     stopped: str = ""  # why the run stopped before its last wave, if it did
     conflicts: list[str] = field(default_factory=list)
     exit_code: int = 0
+    recovered: str = ""  # what was put right of a run that stopped, before this one began
 
     def row(self, name: str) -> Row:
         return next(row for row in self.rows if row.name == name)
@@ -87,8 +88,9 @@ class GraphRun:
 
 def prepare(root: Path, loaded: LoadedGraph) -> GraphRun:
     """Check the project can run the graph; its rows, with the branches merged before."""
-    start = worktrees.starting_point(root)
     session = loaded.folder.resolve().name
+    recovered = worktrees.abort_own_merge(root, session)
+    start = worktrees.starting_point(root)
     rows = [Row(w.name, w.wave, w.depends_on, worktrees.branch_name(session, w.name),
                 str(worktrees.worktree_path(root, session, w.name)))
             for wave in loaded.waves for w in wave]
@@ -107,7 +109,12 @@ def prepare(root: Path, loaded: LoadedGraph) -> GraphRun:
             f"{', '.join(unmerged)} already exist(s) and are not merged into {start.short}: "
             "merge them (`git merge BRANCH`), or remove their worktrees and branches "
             "(`git worktree remove PATH`, `git branch -D BRANCH`), then run again")
-    return GraphRun(session, loaded.folder, root, start, utcnow(), rows, progress)
+    for row in rows:
+        if row.outcome == MERGED_BEFORE:
+            row.note = worktrees.remove_if_all_committed(root, Path(row.worktree)) or row.note
+    graph = GraphRun(session, loaded.folder, root, start, utcnow(), rows, progress)
+    graph.recovered = recovered
+    return graph
 
 
 def run_graph(graph: GraphRun, loaded: LoadedGraph, extra: list[str], run_one: RunOne, *,

@@ -146,6 +146,37 @@ def remove_worktree(root: Path, path: Path) -> str:
     return ""
 
 
+def remove_if_all_committed(root: Path, path: Path) -> str:
+    """Remove the worktree of a branch already merged when nothing but finesse's own folder
+    is left uncommitted in it (a run stopped between the merge and the removal); "" or why
+    it is left where it is."""
+    if not (path / ".git").is_file():
+        return ""
+    left = Git(path).run("status", "--porcelain", "-z", "--untracked-files=all", *SCOPE)
+    if left.code != 0 or left.out:
+        return f"its worktree {path} is left: it holds uncommitted changes"
+    return remove_worktree(root, path)
+
+
+def abort_own_merge(root: Path, session: str) -> str:
+    """Undo a merge of this graph's left unfinished (a run killed between a failed merge and
+    its `git merge --abort`); the line saying so, or "" when there was none. A merge that is
+    not the graph's (its message says whose it is) is never touched."""
+    git = Git(root)
+    if git.run("rev-parse", "--verify", "--quiet", "MERGE_HEAD").code != 0:
+        return ""
+    message_path = git.text("rev-parse", "--git-path", "MERGE_MSG")
+    message = ""
+    if message_path:
+        with contextlib.suppress(OSError):
+            message = (root / message_path).read_text(encoding="utf-8", errors="replace")
+    if not (message.startswith("ralph: merge ") and f" of {session})" in message.split("\n")[0]):
+        return ""
+    if git.run("merge", "--abort").code != 0:
+        return ""
+    return f"undid the unfinished merge {message.splitlines()[0]!r} a stopped run left"
+
+
 def commit_leftovers(worktree: Path, task: str) -> str | None:
     """Commit what the sub-workflow left uncommitted in its worktree (its own folder aside),
     so that its branch holds all of its work; the sha, or None when nothing was left."""

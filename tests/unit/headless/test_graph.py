@@ -4,6 +4,7 @@ order, conflicts, hooks that fail a merge, and a run picked up again after a sto
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 import uuid
@@ -345,3 +346,31 @@ def test_a_branch_merged_by_hand_counts_as_merged_without_a_record(git_repo: Pat
     git(git_repo, "branch", "-D", "ralph/demo/beta")
     graph = prepare(git_repo, loaded)
     assert [row.outcome for row in graph.rows] == ["merged before", "not run", "not run"]
+
+
+def test_a_merge_of_the_graph_left_unfinished_is_undone_and_no_other(git_repo: Path) -> None:
+    # A run killed between a merge that conflicted and its `git merge --abort`.
+    loaded = plan(git_repo, *THREE)
+    git(git_repo, "switch", "-q", "-c", "side")
+    write(git_repo, "README.md", "side\n")
+    git(git_repo, "commit", "-q", "-am", "side")
+    git(git_repo, "switch", "-q", "main")
+    write(git_repo, "README.md", "main\n")
+    git(git_repo, "commit", "-q", "-am", "main")
+    write(git_repo, "mine.txt", "the user's\n")
+
+    def conflicted(message: str) -> None:
+        merging = subprocess.run(["git", "merge", "--no-ff", "-m", message, "side"],
+                                 cwd=git_repo, capture_output=True)
+        assert merging.returncode != 0
+
+    conflicted(worktrees.merge_message("alpha", 1, "other"))  # another graph's: left alone
+    with pytest.raises(UsageError, match=r"README\.md has uncommitted changes"):
+        prepare(git_repo, loaded)
+    git(git_repo, "merge", "--abort")
+    conflicted(worktrees.merge_message("alpha", 1, "demo"))
+    graph = prepare(git_repo, loaded)
+    assert graph.recovered == ("undid the unfinished merge 'ralph: merge alpha (wave 1 of "
+                               "demo)' a stopped run left")
+    assert (status(git_repo), (git_repo / "mine.txt").read_text()) == (
+        "?? mine.txt\n", "the user's\n")
