@@ -116,6 +116,15 @@ class ResumeRecord(Record):
     by: str
 
 
+class RunningAgent(Record):
+    """The `claude -p` an iteration of `ralph run` started, recorded while it may run: what
+    `ralph resume` (or any later driver of the loop) needs to end it when the `ralph run` that
+    started it died, and to tell it from a later process given the same pid."""
+
+    pid: int
+    identity: str  # finesse.support.processes.process_identity when it started
+
+
 class HeadlessRun(Record):
     """How `ralph run` drives a loop: each iteration a fresh `claude -p` process (seed 003's
     standing-prompt loop) instead of one more turn of a Claude Code session. Kept in the
@@ -126,6 +135,7 @@ class HeadlessRun(Record):
     claude_args: list[str] = field(default_factory=list)  # further flags for every iteration
     iteration_timeout: int | None = None  # seconds; an iteration over it is killed
     wait_on_limit: bool = False  # wait for a usage limit's reset instead of stopping
+    agent: RunningAgent | None = None  # the iteration's agent, while it may be running
 
     def __post_init__(self) -> None:
         _within(self, 7 * 24 * 3600, "iteration_timeout")

@@ -96,8 +96,16 @@ def reply_events(reply: str, *, tools: int = 0, tokens: tuple[int, int] = (100, 
 
 FAKE_CLAUDE = r'''#!PYTHON
 """A fake `claude -p` for the runner tests (tests/helpers/streams.py)."""
-import json, os, sys, time
+import fcntl, json, os, signal, sys, time
 here = os.path.dirname(os.path.abspath(__file__))
+# One agent at a time: each instance holds this lock for as long as it lives, so one that
+# cannot take it at once knows another is still running, and says so in its call record.
+agent = open(os.path.join(here, "agent.lock"), "w")
+try:
+    fcntl.flock(agent, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    overlap = False
+except OSError:
+    overlap = True
 script = json.load(open(os.path.join(here, "script.json")))
 counter = os.path.join(here, "count")
 index = int(open(counter).read()) if os.path.exists(counter) else 0
@@ -105,11 +113,14 @@ open(counter, "w").write(str(index + 1))
 prompt = sys.stdin.read()
 with open(os.path.join(here, "calls.jsonl"), "a") as log:
     log.write(json.dumps({"argv": sys.argv[1:], "prompt": prompt, "cwd": os.getcwd(),
-                          "pid": os.getpid(),
+                          "pid": os.getpid(), "overlap": overlap,
                           "env": {k: v for k, v in os.environ.items()
                                   if k.startswith(("FINESSE_", "CLAUDE_"))}}) + "\n")
 entry = script[index] if index < len(script) else {"events": []}
+if entry.get("ignore_term"):  # a stubborn agent: only SIGKILL ends it
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 for name, content in entry.get("write", {}).items():
+    name = name.replace("{cwd_name}", os.path.basename(os.getcwd()))  # a graph's task
     os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
     open(name, "w").write(content)
 for event in entry.get("events", []):

@@ -3,7 +3,8 @@
 The child runs in a process group of its own (`finesse.support.processes`, the one door to
 starting and ending it), so that ending it never signals `ralph run` itself, and is ended as
 a whole: gently first (SIGTERM; Claude Code then ends the commands its Bash tool started,
-which run in sessions of their own), forcibly after a grace period. It is ended when the
+which run in sessions of their own), forcibly after a grace period. On Linux it also gets
+a parent-death signal, so a `ralph run` killed outright takes it along. It is ended when the
 iteration runs over its time, when a cancel is asked for, or, after it exited, to take down
 anything it left running. The prompt goes in on stdin: an argument is limited to 128 KiB on
 Linux, a loop's prompt to 1 MiB.
@@ -130,7 +131,7 @@ def run_child(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], prompt:
     try:
         process = processes.start(
             list(argv), cwd=cwd, env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.PIPE, die_with_parent=True,
         )
     except OSError as err:
         return ChildResult(reader.summary(), None, 0.0, stderr_tail=f"{argv[0]}: {err.strerror}")

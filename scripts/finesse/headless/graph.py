@@ -8,8 +8,10 @@ order; a conflict (or a merge that fails otherwise) is undone and stops the run 
 next wave, with every branch left as it is and the conflicting files named. A sub-workflow
 that did not succeed stops the sub-workflows that depend on it; independent ones go on. A
 branch already merged into the starting branch (a run stopped earlier, resolved by hand)
-counts as done, so running the same graph again picks up where it stopped; a branch that
-exists and is not merged is refused before anything starts.
+counts as done, so running the same graph again picks up where it stopped: what counts as
+merged, and how a wave that was interrupted (the run killed outright) is run again, is
+`finesse.headless.graph_progress`'s. A branch of a graph's name that this graph did not make
+and that is not merged is refused before anything starts.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from finesse.authoring.workflows.folder import GraphWorkflow, LoadedGraph
 from finesse.errors import FinesseError, UsageError
-from finesse.headless import worktrees
+from finesse.headless import graph_progress, worktrees
 from finesse.headless.child import Cancel
 from finesse.headless.exits import FAILURE, exit_code, worst
 from finesse.headless.subworkflow import RunOne, Task, task_for
@@ -53,6 +55,7 @@ class Row:
     loop: LoopState | None = None
     merge_commit: str | None = None
     note: str = ""
+    again: bool = False  # its branch and worktree are left from a run that stopped: go on there
 
     @property
     def succeeded(self) -> bool:
@@ -72,10 +75,12 @@ class GraphRun:
     start: Start
     started_at: datetime
     rows: list[Row]
+    progress: graph_progress.Progress
     ended_at: datetime | None = None
     stopped: str = ""  # why the run stopped before its last wave, if it did
     conflicts: list[str] = field(default_factory=list)
     exit_code: int = 0
+    recovered: str = ""  # what was put right of a run that stopped, before this one began
 
     def row(self, name: str) -> Row:
         return next(row for row in self.rows if row.name == name)
@@ -83,16 +88,20 @@ class GraphRun:
 
 def prepare(root: Path, loaded: LoadedGraph) -> GraphRun:
     """Check the project can run the graph; its rows, with the branches merged before."""
-    start = worktrees.starting_point(root)
     session = loaded.folder.resolve().name
+    recovered = worktrees.abort_own_merge(root, session)
+    start = worktrees.starting_point(root)
     rows = [Row(w.name, w.wave, w.depends_on, worktrees.branch_name(session, w.name),
                 str(worktrees.worktree_path(root, session, w.name)))
             for wave in loaded.waves for w in wave]
+    progress = graph_progress.load(root, session)
     unmerged = []
     for row in rows:
         if worktrees.branch_exists(root, row.branch):
-            if worktrees.is_merged(root, row.branch):
+            if graph_progress.merged_before(root, progress, row.name, row.branch):
                 row.outcome, row.note = MERGED_BEFORE, "its branch is already merged"
+            elif row.name in progress.bases:
+                row.again = True
             else:
                 unmerged.append(row.branch)
     if unmerged:
@@ -100,7 +109,12 @@ def prepare(root: Path, loaded: LoadedGraph) -> GraphRun:
             f"{', '.join(unmerged)} already exist(s) and are not merged into {start.short}: "
             "merge them (`git merge BRANCH`), or remove their worktrees and branches "
             "(`git worktree remove PATH`, `git branch -D BRANCH`), then run again")
-    return GraphRun(session, loaded.folder, root, start, utcnow(), rows)
+    for row in rows:
+        if row.outcome == MERGED_BEFORE:
+            row.note = worktrees.remove_if_all_committed(root, Path(row.worktree)) or row.note
+    graph = GraphRun(session, loaded.folder, root, start, utcnow(), rows, progress)
+    graph.recovered = recovered
+    return graph
 
 
 def run_graph(graph: GraphRun, loaded: LoadedGraph, extra: list[str], run_one: RunOne, *,
@@ -151,8 +165,12 @@ def _worktrees(graph: GraphRun, runnable: list[GraphWorkflow], extra: list[str])
     for workflow in runnable:
         row = graph.row(workflow.name)
         try:
-            task = task_for(graph.root, graph.session, workflow, extra)
-            worktrees.add_worktree(graph.root, task.worktree, task.branch, base)
+            task = task_for(graph.root, graph.session, workflow, extra, again=row.again)
+            if row.again:
+                worktrees.reopen_worktree(graph.root, task.worktree, task.branch)
+            else:
+                graph.progress.started(row.name, base)
+                worktrees.add_worktree(graph.root, task.worktree, task.branch, base)
         except FinesseError as err:
             row.outcome, row.note = "error", str(err)
             continue
@@ -219,6 +237,7 @@ def _merge_wave(graph: GraphRun, wave: tuple[GraphWorkflow, ...],
             say(f"stop: {graph.stopped}")
             continue
         row.merge_commit = merged.commit
+        graph.progress.merged(row.name, merged.commit)
         say(f"merged {row.branch} into {graph.start.short} ({merged.commit[:12]})")
         problem = worktrees.remove_worktree(graph.root, Path(row.worktree))
         row.note = problem or "merged; its worktree was removed"

@@ -11,7 +11,9 @@ conversation.
 
 The loop's lock is held while an iteration is decided and recorded, never while its agent
 works, so `ralph cancel` and `ralph status` answer at once; a cancel, the kill switch, or the
-loop's file vanishing also ends the running child.
+loop's file vanishing also ends the running child. The child is recorded in the loop's
+state while it runs (`RunningAgent`), and dies with this process on Linux; a driver that
+finds one recorded (its predecessor died) ends it first, so a loop never has two agents.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Protocol
 from finesse.engine import Decision, decide
 from finesse.errors import StateError, UsageError
 from finesse.headless import ending
+from finesse.headless.agents import agent_started, end_left_agent, without_agent
 from finesse.headless.child import Cancel, ChildResult, Live, run_child
 from finesse.headless.session import child_argv, child_env, new_session_id
 from finesse.headless.stream_source import StreamSource
@@ -142,6 +145,8 @@ def _drive(store: LoopStore, run_id: str, cancel: Cancel, progress: Progress | N
     environment = dict(os.environ if env is None else env)
     with store.locked(run_id):
         state = store.load(run_id)
+        if state is not None and state.headless is not None and state.headless.agent:
+            end_left_agent(store, state, shown.say)
     if state is None or state.headless is None:
         raise ValueError(f"no active headless loop {run_id}")
     loop_id = state.loop_id
@@ -158,7 +163,8 @@ def _drive(store: LoopStore, run_id: str, cancel: Cancel, progress: Progress | N
             child_argv(state, new_session_id()), cwd=Path(state.project_root),
             env=child_env(environment, state), prompt=prompt, timeout=timeout, cancel=cancel,
             stopped=lambda: _stopped(store, run_id),
-            progress=partial(shown.live, state), started=partial(shown.iteration_started, state))
+            progress=partial(shown.live, state),
+            started=partial(agent_started, store, run_id, state, shown.iteration_started))
         step = _after(store, run_id, loop_id, result, cancel, environment, limit_name, shown)
         if isinstance(step, Ended):
             return step
@@ -195,6 +201,7 @@ def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, can
         state = store.load(run_id)
         if state is None:
             return ended_outside(store, loop_id)
+        state = without_agent(state)  # it has ended (run_child ends its group)
         failure = ending.failure(result)
         if (failure or ending.limited(result)) and not cancel.requested:
             # No reply to read and nothing it claimed: nothing of gate mode runs, and what

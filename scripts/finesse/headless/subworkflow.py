@@ -34,13 +34,15 @@ class Task:
     worktree: Path  # a checkout of the whole repository
     args: tuple[str, ...]  # the loop's arguments, as words
     project: Path  # the project inside it: in a monorepo, not the worktree's top
+    again: bool = False  # the worktree is left from a run that stopped: its loop goes on
 
 
-def task_for(root: Path, session: str, workflow: GraphWorkflow, extra: Sequence[str]) -> Task:
+def task_for(root: Path, session: str, workflow: GraphWorkflow, extra: Sequence[str],
+             again: bool = False) -> Task:
     worktree = worktrees.worktree_path(root, session, workflow.name)
     inside = root.absolute().relative_to(work_tree_top(root))
     return Task(workflow, worktrees.branch_name(session, workflow.name), worktree,
-                loop_words(workflow, extra), worktree / inside)
+                loop_words(workflow, extra), worktree / inside, again)
 
 
 RunOne = Callable[[Task, Cancel], LoopState]
@@ -53,15 +55,36 @@ def headless_runner(settings: HeadlessRun, keep: Path,
 
     def run(task: Task, cancel: Cancel) -> LoopState:
         store = LoopStore(StatePaths(task.project))
-        request = start_request(shlex.join(task.args), task.project, command="finesse-execute")
-        request.notify = None  # the graph run tells once, when it ends
-        state = runner.start(store, request, settings)
-        ended = runner.drive(store, state.session_id, cancel, progress_for(task.workflow.name))
+        shown = progress_for(task.workflow.name)
+        ended = _go_on(store, cancel, shown) if task.again else None
+        if ended is None:
+            request = start_request(shlex.join(task.args), task.project,
+                                    command="finesse-execute")
+            request.notify = None  # the graph run tells once, when it ends
+            state = runner.start(store, request, settings)
+            ended = runner.drive(store, state.session_id, cancel, shown).state
         worktrees.commit_leftovers(task.worktree, task.workflow.name)
-        _keep(store, ended.state, keep)
-        return ended.state
+        _keep(store, ended, keep)
+        return ended
 
     return run
+
+
+def _go_on(store: LoopStore, cancel: Cancel, shown: Progress) -> LoopState | None:
+    """In the worktree of a run that stopped: its loop driven on when it is still active (its
+    agent, if left running, is ended first: `runner.drive`), or its successful end when only
+    the merge was missing; None when a new loop must run."""
+    active = [loop for loop in store.active_loops() if loop.headless is not None]
+    if active:
+        loop = active[0]
+        shown.say(f"picking up its loop {loop.loop_id} at iteration {loop.iteration}/"
+                  f"{loop.max_iterations}: the run that ran it stopped")
+        return runner.drive(store, loop.session_id, cancel, shown).state
+    ended = sorted(store.history(), key=lambda loop: loop.ended_at or loop.updated_at)
+    if ended and ended[-1].outcome == "success":
+        shown.say(f"its loop {ended[-1].loop_id} had succeeded: merging it")
+        return ended[-1]
+    return None
 
 
 def _keep(store: LoopStore, state: LoopState, keep: Path) -> None:

@@ -93,9 +93,36 @@ def branch_exists(root: Path, branch: str) -> bool:
     return Git(root).run("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").code == 0
 
 
-def is_merged(root: Path, branch: str) -> bool:
-    """Whether the branch's commit is already in HEAD's history."""
-    return Git(root).run("merge-base", "--is-ancestor", f"refs/heads/{branch}", "HEAD").code == 0
+def branch_tip(root: Path, branch: str) -> str | None:
+    return Git(root).text("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}") \
+        or None
+
+
+def is_ancestor(root: Path, commit: str, of: str) -> bool:
+    return Git(root).run("merge-base", "--is-ancestor", commit, of).code == 0
+
+
+def has_merge_of(root: Path, tip: str) -> bool:
+    """Whether a merge commit in HEAD's history has `tip` as a parent other than its first
+    (git's own record that the branch at `tip` was merged)."""
+    done = Git(root).run("rev-list", "--merges", "--parents", "--ancestry-path",
+                         f"{tip}..HEAD")
+    lines = os.fsdecode(done.out).splitlines()
+    return done.code == 0 and any(tip in line.split()[2:] for line in lines)
+
+
+def reopen_worktree(root: Path, path: Path, branch: str) -> None:
+    """The worktree of an existing branch, at `path`: the one a stopped run left there, or a
+    new one (its branch as it is) when it was removed."""
+    if (path / ".git").is_file() and \
+            Git(path).text("symbolic-ref", "--quiet", "HEAD") == f"refs/heads/{branch}":
+        return
+    git = Git(root)
+    git.run("worktree", "prune")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = git.run("worktree", "add", "--quiet", str(path), branch)
+    if done.code != 0:
+        raise WorktreeError(f"git worktree add {path} {branch} failed: {done.reason()}")
 
 
 def add_worktree(root: Path, path: Path, branch: str, base: str) -> None:
@@ -117,6 +144,37 @@ def remove_worktree(root: Path, path: Path) -> str:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only when empty
     return ""
+
+
+def remove_if_all_committed(root: Path, path: Path) -> str:
+    """Remove the worktree of a branch already merged when nothing but finesse's own folder
+    is left uncommitted in it (a run stopped between the merge and the removal); "" or why
+    it is left where it is."""
+    if not (path / ".git").is_file():
+        return ""
+    left = Git(path).run("status", "--porcelain", "-z", "--untracked-files=all", *SCOPE)
+    if left.code != 0 or left.out:
+        return f"its worktree {path} is left: it holds uncommitted changes"
+    return remove_worktree(root, path)
+
+
+def abort_own_merge(root: Path, session: str) -> str:
+    """Undo a merge of this graph's left unfinished (a run killed between a failed merge and
+    its `git merge --abort`); the line saying so, or "" when there was none. A merge that is
+    not the graph's (its message says whose it is) is never touched."""
+    git = Git(root)
+    if git.run("rev-parse", "--verify", "--quiet", "MERGE_HEAD").code != 0:
+        return ""
+    message_path = git.text("rev-parse", "--git-path", "MERGE_MSG")
+    message = ""
+    if message_path:
+        with contextlib.suppress(OSError):
+            message = (root / message_path).read_text(encoding="utf-8", errors="replace")
+    if not (message.startswith("ralph: merge ") and f" of {session})" in message.split("\n")[0]):
+        return ""
+    if git.run("merge", "--abort").code != 0:
+        return ""
+    return f"undid the unfinished merge {message.splitlines()[0]!r} a stopped run left"
 
 
 def commit_leftovers(worktree: Path, task: str) -> str | None:

@@ -15,6 +15,15 @@ console does not reach it. Ending it gently is CTRL_BREAK_EVENT to that group; f
 `taskkill /F /T` (the child and every descendant still linked to it) and then
 TerminateProcess. Windows has no group to ask: it counts as alive while the child runs.
 
+A child that must not outlive its parent (`start(..., die_with_parent=True)`: an iteration's
+agent, which `ralph run` killed outright would otherwise leave running in its own session)
+gets, on Linux, a parent-death signal (prctl PR_SET_PDEATHSIG, SIGTERM so that Claude Code
+ends the commands it started), set in the child between fork and exec, with a check that the
+parent did not die before it was set. Linux sends it when the thread that started the child
+ends, and every caller waits for its child in that thread. Elsewhere there is no such signal:
+the caller records the child and ends it later (`finesse.support.survivors`), signalling
+only the very process it recorded, never a later one given the same pid.
+
 The platform's specifics are looked up when first used, never at import: the package loads
 on either.
 """
@@ -25,6 +34,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -57,8 +67,12 @@ class PosixGroups:
 
     name = "posix"
 
-    def popen_options(self) -> dict[str, Any]:
-        return {"start_new_session": True}
+    def popen_options(self, die_with_parent: bool = False) -> dict[str, Any]:
+        options: dict[str, Any] = {"start_new_session": True}
+        hook = _parent_death_hook() if die_with_parent else None
+        if hook is not None:
+            options["preexec_fn"] = hook
+        return options
 
     def _signal(self, group: int, signum: int) -> bool:
         try:
@@ -104,7 +118,7 @@ class WindowsGroups:
         self.send = send
         self.run = run
 
-    def popen_options(self) -> dict[str, Any]:
+    def popen_options(self, die_with_parent: bool = False) -> dict[str, Any]:
         return {"creationflags": CREATE_NEW_PROCESS_GROUP}
 
     def end_gently(self, child: Child) -> None:
@@ -160,12 +174,40 @@ def platform_groups() -> Groups:
     return _chosen
 
 
-def start(args: Args | Sequence[str], **options: Any) -> subprocess.Popen[bytes]:
+PR_SET_PDEATHSIG = 1
+
+
+def _parent_death_hook() -> Callable[[], None] | None:
+    """What the child runs before exec on Linux so that its parent's death ends it: prctl,
+    looked up here (nothing is loaded in the child), then a check that the parent was still
+    there when it took effect. None where the platform has no such signal."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return None
+    parent = os.getpid()
+    death_signal = int(signal.SIGTERM)
+
+    def hook() -> None:
+        prctl(PR_SET_PDEATHSIG, death_signal)
+        if os.getppid() != parent:  # the parent died before the signal was set
+            os._exit(128 + death_signal)
+
+    return hook
+
+
+def start(args: Args | Sequence[str], *, die_with_parent: bool = False,
+          **options: Any) -> subprocess.Popen[bytes]:
     """`subprocess.Popen(args, **options)` in a process group of its own: the one place a
-    child that may have to be ended with everything it started is spawned."""
+    child that may have to be ended with everything it started is spawned. With
+    `die_with_parent`, on Linux the child is signalled when its parent dies."""
     command: Args = args if isinstance(args, str) else list(args)
     process: subprocess.Popen[bytes] = subprocess.Popen(
-        command, **options, **platform_groups().popen_options())
+        command, **options, **platform_groups().popen_options(die_with_parent))
     return process
 
 
@@ -230,3 +272,14 @@ def kill_self() -> None:
     if os.name == "nt":
         os._exit(137)
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def signal_group(leader: int, forcibly: bool) -> None:
+    """SIGTERM (or SIGKILL) to the group `leader` leads, or to it alone if it leads none:
+    for a child of an earlier process, recorded and identified (`finesse.support.survivors`)."""
+    signum = signal.SIGKILL if forcibly else signal.SIGTERM
+    try:
+        os.killpg(leader, signum)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(OSError):
+            os.kill(leader, signum)

@@ -4,6 +4,7 @@ order, conflicts, hooks that fail a merge, and a run picked up again after a sto
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 import uuid
@@ -300,3 +301,76 @@ def test_the_graph_report_has_a_row_per_sub_workflow(git_repo: Path) -> None:
         ("beta", 1, "blocked", False, 1, "ralph/demo/beta", False),
         ("gamma", 2, "skipped", None, 0, "ralph/demo/gamma", False)]
     assert (data["exit_code"], data["branch"], data["stopped"]) == (1, "main", "")
+
+
+class Died(BaseException):
+    """The run killed in the middle of wave 1 (nothing after it runs, as after a SIGKILL)."""
+
+
+def test_a_wave_that_was_interrupted_is_run_again_not_counted_merged(git_repo: Path) -> None:
+    # Issue 19, point 5: wave 1's branches, made at the start commit, looked merged.
+    loaded = plan(git_repo, *THREE)
+
+    def die(task: Task, cancel: Cancel) -> None:
+        raise Died
+
+    with pytest.raises(Died):
+        run(git_repo, loaded, FakeLoops(hook=die), jobs=1)
+    assert {"ralph/demo/alpha", "ralph/demo/beta"} <= set(branches(git_repo))
+    again = FakeLoops()
+    done = run(git_repo, loaded, again)
+    assert rows(done) == [("alpha", "success (verified)", True),
+                          ("beta", "success (verified)", True),
+                          ("gamma", "success (verified)", True)]
+    assert (sorted(again.seen), done.exit_code) == (["alpha", "beta", "gamma"], 0)
+    assert sorted(git(git_repo, "ls-files", "alpha", "beta", "gamma").split()) == [
+        "alpha/done.txt", "beta/done.txt", "gamma/done.txt"]
+    # And once merged, a third run counts each as merged before, by its recorded merge.
+    third = FakeLoops()
+    done = run(git_repo, loaded, third)
+    assert [row.outcome for row in done.rows] == ["merged before"] * 3
+    assert third.seen == []
+
+
+def test_a_branch_merged_by_hand_counts_as_merged_without_a_record(git_repo: Path) -> None:
+    loaded = plan(git_repo, *THREE)
+    git(git_repo, "switch", "-q", "-c", "ralph/demo/alpha")
+    write(git_repo, "alpha/done.txt", "by hand\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "alpha by hand")
+    git(git_repo, "switch", "-q", "main")
+    git(git_repo, "merge", "-q", "--no-ff", "-m", "merge alpha", "ralph/demo/alpha")
+    git(git_repo, "branch", "ralph/demo/beta", "HEAD~1")  # made, holding nothing of its own
+    with pytest.raises(UsageError, match=r"^ralph/demo/beta already exist"):
+        prepare(git_repo, loaded)
+    git(git_repo, "branch", "-D", "ralph/demo/beta")
+    graph = prepare(git_repo, loaded)
+    assert [row.outcome for row in graph.rows] == ["merged before", "not run", "not run"]
+
+
+def test_a_merge_of_the_graph_left_unfinished_is_undone_and_no_other(git_repo: Path) -> None:
+    # A run killed between a merge that conflicted and its `git merge --abort`.
+    loaded = plan(git_repo, *THREE)
+    git(git_repo, "switch", "-q", "-c", "side")
+    write(git_repo, "README.md", "side\n")
+    git(git_repo, "commit", "-q", "-am", "side")
+    git(git_repo, "switch", "-q", "main")
+    write(git_repo, "README.md", "main\n")
+    git(git_repo, "commit", "-q", "-am", "main")
+    write(git_repo, "mine.txt", "the user's\n")
+
+    def conflicted(message: str) -> None:
+        merging = subprocess.run(["git", "merge", "--no-ff", "-m", message, "side"],
+                                 cwd=git_repo, capture_output=True)
+        assert merging.returncode != 0
+
+    conflicted(worktrees.merge_message("alpha", 1, "other"))  # another graph's: left alone
+    with pytest.raises(UsageError, match=r"README\.md has uncommitted changes"):
+        prepare(git_repo, loaded)
+    git(git_repo, "merge", "--abort")
+    conflicted(worktrees.merge_message("alpha", 1, "demo"))
+    graph = prepare(git_repo, loaded)
+    assert graph.recovered == ("undid the unfinished merge 'ralph: merge alpha (wave 1 of "
+                               "demo)' a stopped run left")
+    assert (status(git_repo), (git_repo / "mine.txt").read_text()) == (
+        "?? mine.txt\n", "the user's\n")

@@ -9,14 +9,17 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from finesse.support import processes
+from finesse.support import processes, survivors
 from finesse.support.processes import PosixGroups, WindowsGroups
+
+SCRIPTS = Path(__file__).resolve().parents[3] / "scripts"
 
 CREATE_NEW_PROCESS_GROUP, CTRL_BREAK_EVENT, SIGBREAK = 0x200, 1, 21  # Windows' values
 
@@ -185,3 +188,48 @@ def test_posix_an_exit_is_seen_without_reaping_the_child() -> None:
 def test_the_shell_posix_runs_commands_in() -> None:
     assert processes.shell("pytest -q && ruff check") == ["/bin/sh", "-c",
                                                           "pytest -q && ruff check"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX identities")
+def test_a_recorded_process_is_ended_only_while_it_is_that_process(tmp_path: Path) -> None:
+    child = processes.start([sys.executable, "-c", "import time; time.sleep(60)"],
+                            env={**os.environ, "MARK": "ours"})
+    try:
+        identity = survivors.process_identity(child.pid)
+        assert identity is not None and identity == survivors.process_identity(child.pid)
+        # Another start time, or (where it can be read) another environment: not ours.
+        assert survivors.end_recorded(child.pid, identity + "0", 1.0) == "other"
+        if sys.platform.startswith("linux"):
+            assert survivors.end_recorded(child.pid, identity, 1.0, marker="MARK=theirs") \
+                == "other"
+        assert child.poll() is None
+        assert survivors.end_recorded(child.pid, identity, 1.0, marker="MARK=ours") == "ended"
+        assert child.wait(timeout=10) == -15
+        assert survivors.end_recorded(child.pid, identity, 1.0) == "gone"
+        assert survivors.process_identity(child.pid) is None
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's parent-death signal")
+def test_a_child_started_to_die_with_its_parent_does() -> None:
+    # The parent is a Python that starts the child through the door, prints its pid, and is
+    # then killed outright: the child gets SIGTERM from the kernel.
+    script = ("import sys, time; sys.path.insert(0, sys.argv[1]); "
+              "from finesse.support import processes; "
+              "c = processes.start([sys.executable, '-c', 'import time; time.sleep(60)'], "
+              "die_with_parent=True); print(c.pid, flush=True); time.sleep(60)")
+    parent = subprocess.Popen([sys.executable, "-c", script, str(SCRIPTS)],
+                              stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
+    identity = survivors.process_identity(pid)
+    assert identity is not None
+    parent.kill()
+    parent.wait()
+    parent.stdout.close()
+    deadline = time.monotonic() + 30
+    while survivors.process_identity(pid) == identity and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert survivors.process_identity(pid) != identity

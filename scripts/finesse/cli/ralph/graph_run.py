@@ -40,6 +40,8 @@ def run_graph_command(store: LoopStore, folder: Path, words: list[str], settings
     say(f"Ralph graph {graph.session}: {sum(len(w) for w in loaded.waves)} sub-workflow(s) in "
         f"{len(loaded.waves)} wave(s), at most {jobs} at a time, merged into "
         f"{graph.start.short}.")
+    if graph.recovered:
+        say(graph.recovered)
     cancel = Cancel()
     with cancel_on_signals(cancel):
         run_graph(graph, loaded, words, runner, jobs=jobs, cancel=cancel, say=say)

@@ -69,7 +69,7 @@ def test_json_prints_the_final_report_alone_on_stdout(
     assert record["spend"]["total"]["tokens"] == 120
     assert record["headless"] == {"claude": str(claude.path), "model": None,
                                   "claude_args": [], "iteration_timeout": None,
-                                  "wait_on_limit": False}
+                                  "wait_on_limit": False, "agent": None}
     assert err.splitlines()[0].startswith(f"Ralph run {ended.loop_id}: up to 8 iterations")
 
 
