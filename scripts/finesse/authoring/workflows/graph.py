@@ -54,8 +54,7 @@ COLUMNS = ("Name", "Type", "Est. Iterations", "Scope", "Dependencies")
 
 _WAVE_TITLE = re.compile(r"wave\s+(\d+)\s*$", re.IGNORECASE)
 _COMMANDS_TITLE = re.compile(r"wave\s+(\d+)\s*\((run\b.*)\)\s*$", re.IGNORECASE)
-# `- **Label**: value`: the label and the value are trimmed in `_field` (a lazy label before
-# `\s*:` costs the square of a long run of blanks with no colon after it).
+# Label and value are trimmed in `_field`: a lazy label before `\s*:` is quadratic.
 _FIELD = re.compile(r"^\s*[-*+](\s[^:]*):(.*)$")
 # `why` is trimmed in `_reasons`: a lazy `.+?` before `\s*$` costs the square of its blanks.
 _REASON = re.compile(r"^\s*[-*+]\s+`?(?P<workflow>[\w.-]+)`?\s+depends\s+on\s+`?"
@@ -152,9 +151,8 @@ def _required_section(named: dict[str, _Section], title: str, what: str) -> _Sec
 
 
 def _field(line: str) -> tuple[str, str] | None:
-    """(label in lower case, value) of a `- **Label**: value` line, else None. The label is
-    the text before the first colon less its blanks and `*`/`_` emphasis, and holds no other
-    `*` or `_`; the value is the text after the colon less its emphasis and blanks."""
+    """(label in lower case, value) of a `- **Label**: value` line, else None; the label
+    (before the first colon, less blanks and emphasis) holds no other `*` or `_`."""
     found = _FIELD.match(line)
     if found is None:
         return None
