@@ -191,6 +191,7 @@ def _stopped(store: LoopStore, run_id: str) -> bool:
 def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, cancel: Cancel,
            env: Mapping[str, str], limit_name: str, shown: Progress) -> Ended | _Next:
     """Decide the iteration that just ran, under the loop's lock, and record it."""
+    _log_refused(store, run_id, result)
     with store.locked(run_id):
         state = store.load(run_id)
         if state is None:
@@ -219,6 +220,18 @@ def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, can
     shown.iteration_ended(following, following.iterations[-1], "" if wait else note)
     reason = decision.reason + (f"\n\n{note}" if note else "")
     return _Next(reason, wait, ending.limit_words(result, wait) if wait else "")
+
+
+def _log_refused(store: LoopStore, run_id: str, result: ChildResult) -> None:
+    """One log line for each figure of the stream that was no number (`support.numbers`)."""
+    if result.stream.refused:
+        store.log(f"loop {run_id}: the stream's usage held no token count in "
+                  f"{', '.join(result.stream.refused)}: refused, counted as 0")
+    error = result.stream.error
+    if error is not None and error.resets_at is not None and \
+            ending.sane_reset(result, utcnow()) is None:
+        store.log(f"loop {run_id}: the usage limit's reset time {error.resets_at:%Y-%m-%d} is "
+                  "further off than any usage window: refused, read as no reset time")
 
 
 def _end(store: LoopStore, decision: Decision, shown: Progress, note: str = "") -> Ended:
