@@ -119,3 +119,31 @@ def test_new_takes_an_absolute_out_dir_inside_the_project(tmp_path: Path) -> Non
                                 prog_name="finesse")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "plans" / "build-todo-api-with-auth" / "execution-graph.md").is_file()
+
+
+# --- the exploration cache keys entries as seed 000 does ----------------------------------
+
+
+def test_the_seeds_cache_example_loads_and_keeps_its_key(git_repo: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from finesse.cli.finesse import cli
+    from tests.unit.authoring.test_cache import commit, head
+
+    commit(git_repo, {"src/auth/jwt.py": "def validate(token): ...\n"})
+    monkeypatch.chdir(git_repo)
+    path = git_repo / ".finesse" / "exploration-cache.json"
+    path.parent.mkdir()
+    written = {"version": 1, "entries": {"src/auth:jwt-validation": {
+        "summary": "Tokens are checked in src/auth/jwt.py.",
+        "referenced_files": ["src/auth/jwt.py"], "keywords": ["jwt"],
+        "directory_scope": "src/auth", "last_confirmed": "2026-11-30T07:00:00Z",
+        "commit_hash": head(git_repo)}}}
+    path.write_text(json.dumps(written))
+    result = CliRunner().invoke(cli, ["cache", "show", "--json"], prog_name="finesse")
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    assert list(json.loads(result.stdout)["cache"]["entries"]) == ["src/auth:jwt-validation"]
+    assert list(path.parent.glob("*.corrupt-*")) == []
