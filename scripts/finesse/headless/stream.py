@@ -96,7 +96,8 @@ class StreamReader:
         if not isinstance(message, dict):
             return
         if event.get("parent_tool_use_id") is None:  # the main thread, not a subagent's
-            for block in message.get("content") or []:
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
