@@ -103,7 +103,7 @@ def read_reply(reply: str, promise: str) -> Reading:
     wanted = collapse_whitespace(promise)
     promised = bool(wanted) and wanted in (
         collapse_whitespace(text) for text in _promise_bodies(prose))
-    matches = list(_RESULT_LINE.finditer(prose))
+    matches = list(_RESULT_LINE.finditer(prose)) if "RESULT:" in prose else []
     last = matches[-1] if matches else None
     terminal: Terminal | None = None
     blocker = None
@@ -124,7 +124,7 @@ def _blocker(prose: str, marker: re.Match[str]) -> str:
 
 def _record_fields(prose: str) -> dict[str, str]:
     fields: dict[str, str] = {}
-    for label, rest in _RECORD_LINE.findall(prose):
+    for label, rest in _RECORD_LINE.findall(prose) if ":" in prose else []:
         value = rest.rstrip(" \t")
         word = label.lower().split()[0]
         key = word.rstrip("s") if word.startswith("learning") else word

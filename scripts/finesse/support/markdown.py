@@ -32,6 +32,9 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _LINE_ENDING = re.compile(r"\r\n|\r|\n")
 
 
+_BACKTICK_RUN = re.compile("`+")
+
+
 class CodeSpan(NamedTuple):
     start: int  # of the opening backticks
     end: int  # after the closing backticks
@@ -44,22 +47,21 @@ def code_spans(text: str) -> list[CodeSpan]:
     partner is text. Linear in `text`: each run length keeps a cursor into its runs, which
     only moves forward (a regular expression that looks ahead for the closer from every
     unpartnered run costs the square of the text)."""
-    runs: list[tuple[int, int]] = []  # (start, length) of each maximal run of backticks
-    position = text.find("`")
-    while position >= 0:
-        end = position
-        while end < len(text) and text[end] == "`":
-            end += 1
-        runs.append((position, end - position))
-        position = text.find("`", end)
+    if "`" not in text:
+        return []
+    starts: list[int] = []  # of each maximal run of backticks, and its length
+    lengths: list[int] = []
+    for run in _BACKTICK_RUN.finditer(text):
+        starts.append(run.start())
+        lengths.append(run.end() - run.start())
     by_length: dict[int, list[int]] = {}
-    for index, (_, length) in enumerate(runs):
+    for index, length in enumerate(lengths):
         by_length.setdefault(length, []).append(index)
     cursors = dict.fromkeys(by_length, 0)
     spans: list[CodeSpan] = []
     index = 0
-    while index < len(runs):
-        start, length = runs[index]
+    while index < len(starts):
+        length = lengths[index]
         same, cursor = by_length[length], cursors[length]
         while cursor < len(same) and same[cursor] <= index:
             cursor += 1
@@ -68,7 +70,7 @@ def code_spans(text: str) -> list[CodeSpan]:
             index += 1
             continue
         closer = same[cursor]
-        closing = runs[closer][0]
+        start, closing = starts[index], starts[closer]
         spans.append(CodeSpan(start, closing + length, text[start + length:closing]))
         index = closer + 1
     return spans
@@ -76,6 +78,8 @@ def code_spans(text: str) -> list[CodeSpan]:
 
 def without_code_spans(text: str, replacement: str = " ") -> str:
     """`text` with each inline code span replaced by `replacement`."""
+    if "`" not in text:
+        return text
     kept, position = [], 0
     for span in code_spans(text):
         kept.append(text[position:span.start])
