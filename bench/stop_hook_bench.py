@@ -29,6 +29,12 @@ final reply, the tool calls, the usage or the cursor expected): then 1.
 
     .venv/bin/python bench/stop_hook_bench.py [--runs 21] [--sizes 1,10,100] [--json]
                                               [--importtime] [--compare-root PATH]
+    .venv/bin/python bench/stop_hook_bench.py --growth [--growth-timeout 60] [--json]
+
+With `--growth` it measures something else instead (`bench/stop_hook/growth.py`): the time
+the reply reader and `finesse validate` take on hostile text (repeated `<promise>`, a long
+run of spaces then `x`, many inline code spans, many list items...) at 10 KB, 100 KB and 1 MB,
+and the growth ratio per 10x of text (the goal: at most about 12x).
 
 Everything is written under a temporary directory (also the children's HOME), then removed.
 The code is the package `bench/stop_hook/`; this file is its entry.

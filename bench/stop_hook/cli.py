@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stop_hook.children import Runner
+from stop_hook.growth import DEFAULT_TIMEOUT_SECONDS
+from stop_hook.growth import main as growth_main
 from stop_hook.measure import importtime, measure, tail_read_in_process, worst_case_in_process
 from stop_hook.report import print_table, report_json
 from stop_hook.roots import PluginRoot, load_root
@@ -55,6 +57,12 @@ def parser(description: str | None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--importtime", action="store_true",
                    help="also break down the active path's imports with -X importtime")
+    p.add_argument("--growth", action="store_true",
+                   help="instead, measure how reading hostile text grows with its size: the "
+                        "reply reader and finesse validate at 10 KB, 100 KB and 1 MB")
+    p.add_argument("--growth-timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS,
+                   metavar="SECONDS", help="with --growth: stop a measurement after this "
+                   f"long (default {DEFAULT_TIMEOUT_SECONDS:g})")
     p.add_argument("--compare-root", type=Path, metavar="PATH",
                    help="also measure the plugin checkout at PATH in the same run (e.g. an "
                         "older commit's worktree), its ratios beside this one's")
@@ -71,6 +79,8 @@ def main(argv: Sequence[str] | None = None, description: str | None = None) -> i
     other_floor = _other_floor(args.python)
     if args.runs < 1:
         p.error("--runs must be at least 1")
+    if args.growth:
+        return growth_main(args.python, args.growth_timeout, args.json)
     roots: list[PluginRoot] = [load_root(REPO_ROOT, "main")]
     if args.compare_root is not None:
         try:

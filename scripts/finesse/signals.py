@@ -31,18 +31,18 @@ from finesse.support.markdown import strip_code
 
 Terminal = Literal["VERIFIED_COMPLETE", "BLOCKED"]
 
-_PROMISE_TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL)
+OPEN_TAG, CLOSE_TAG = "<promise>", "</promise>"
 # Markdown decoration a line may carry around a label: indentation, quotes, bullets,
 # heading marks, emphasis.
 _DECORATION = r"[ \t>*_+#-]*"
 _RESULT_LINE = re.compile(
     rf"^{_DECORATION}RESULT:[*_ \t]*(VERIFIED_COMPLETE|BLOCKED)"
-    r"(?:[*_]+(?![A-Za-z0-9])|(?![A-Za-z0-9_]))[*_ \t.]*(.*)$",
+    r"(?:[*_]+(?![A-Za-z0-9])|(?![A-Za-z0-9_]))(.*)$",  # the rest: `_blocker` trims it
     re.MULTILINE,
 )
 _RECORD_LINE = re.compile(
     rf"^{_DECORATION}(approach|evidence|learnings?|next(?: action| step)?)[*_]*[ \t]*:[*_]*"
-    r"[ \t]*(.*?)[ \t]*$",
+    r"[ \t]*(.*)$",  # the value's trailing blanks are stripped in code: `(.*?)[ \t]*$` is quadratic
     re.IGNORECASE | re.MULTILINE,
 )
 MAX_BLOCKER_LINES = 20
@@ -50,6 +50,35 @@ MAX_BLOCKER_LINES = 20
 
 def collapse_whitespace(text: str) -> str:
     return " ".join(text.split())
+
+
+def promise_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each `<promise>...</promise>` tag in `text`, left to right, as the
+    shortest match from each opening tag (an opening tag inside a tag's text is text). A scan
+    with `str.find`, linear in `text`: once no closing tag follows, none will."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    while (opening := text.find(OPEN_TAG, position)) >= 0:
+        closing = text.find(CLOSE_TAG, opening + len(OPEN_TAG))
+        if closing < 0:
+            break
+        position = closing + len(CLOSE_TAG)
+        spans.append((opening, position))
+    return spans
+
+
+def _promise_bodies(text: str) -> list[str]:
+    return [text[start + len(OPEN_TAG):end - len(CLOSE_TAG)]
+            for start, end in promise_spans(text)]
+
+
+def _without_promises(text: str) -> str:
+    kept, position = [], 0
+    for start, end in promise_spans(text):
+        kept.append(text[position:start])
+        position = end
+    kept.append(text[position:])
+    return "".join(kept)
 
 
 class Reading(Record):
@@ -73,8 +102,8 @@ def read_reply(reply: str, promise: str) -> Reading:
     prose = strip_code(reply)
     wanted = collapse_whitespace(promise)
     promised = bool(wanted) and wanted in (
-        collapse_whitespace(text) for text in _PROMISE_TAG.findall(prose))
-    matches = list(_RESULT_LINE.finditer(prose))
+        collapse_whitespace(text) for text in _promise_bodies(prose))
+    matches = list(_RESULT_LINE.finditer(prose)) if "RESULT:" in prose else []
     last = matches[-1] if matches else None
     terminal: Terminal | None = None
     blocker = None
@@ -86,16 +115,17 @@ def read_reply(reply: str, promise: str) -> Reading:
 
 
 def _blocker(prose: str, marker: re.Match[str]) -> str:
-    on_marker = marker.group(2).strip(" \t:-")
+    on_marker = marker.group(2).lstrip("*_ \t.").strip(" \t:-")
     lines = ([on_marker] if on_marker else []) + prose[marker.end():].splitlines()[1:]
     text = "\n".join(line.rstrip() for line in lines[:MAX_BLOCKER_LINES])
-    text = _PROMISE_TAG.sub("", text).strip()  # the stop signal after it is no reason
+    text = _without_promises(text).strip()  # the stop signal after it is no reason
     return re.sub(r"\n{3,}", "\n\n", text) or "(no reason given)"
 
 
 def _record_fields(prose: str) -> dict[str, str]:
     fields: dict[str, str] = {}
-    for label, value in _RECORD_LINE.findall(prose):
+    for label, rest in _RECORD_LINE.findall(prose) if ":" in prose else []:
+        value = rest.rstrip(" \t")
         word = label.lower().split()[0]
         key = word.rstrip("s") if word.startswith("learning") else word
         if value and key not in fields:
@@ -105,7 +135,7 @@ def _record_fields(prose: str) -> dict[str, str]:
 
 def promise_texts(reply: str) -> list[str]:
     """Every promise tag's text in the prose of the reply, whitespace-collapsed."""
-    return [collapse_whitespace(match) for match in _PROMISE_TAG.findall(strip_code(reply))]
+    return [collapse_whitespace(match) for match in _promise_bodies(strip_code(reply))]
 
 
 def has_promise(reply: str, promise: str) -> bool:

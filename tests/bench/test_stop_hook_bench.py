@@ -175,3 +175,23 @@ def test_the_usage_check_fails_unless_the_loop_recorded_the_new_bytes_usage(
     assert "the cursor is at" in (check() or "")
     write(iteration=1)
     assert "did not continue" in (check() or "")
+
+
+def test_growth_measures_each_target_and_shape_at_each_size() -> None:
+    from stop_hook.growth import SHAPES, growth
+
+    lines: list[str] = []
+    rows = growth(sys.executable, 120.0, say=lines.append, sizes=(200, 2000),
+                  shapes=("repeated <promise>", "list items"))
+    assert [(row["target"], row["shape"]) for row in rows] == [
+        ("yardstick", "repeated <promise>"), ("yardstick", "list items"),
+        ("reply", "repeated <promise>"), ("reply", "list items"),
+        ("validate", "repeated <promise>"), ("validate", "list items")]
+    for row in rows:
+        seconds, ratios = row["seconds"], row["ratios"]
+        assert isinstance(seconds, list) and len(seconds) == 2
+        assert all(isinstance(s, float) and s > 0 for s in seconds)
+        assert isinstance(ratios, list) and len(ratios) == 1
+    assert len(lines) == 6 and all("per 10x:" in line for line in lines)
+    assert set(SHAPES) >= {"repeated <promise>", "spaces then x", "inline code spans",
+                           "list items"}

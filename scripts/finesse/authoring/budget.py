@@ -7,7 +7,6 @@ line counts, and in `load_spec`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -15,6 +14,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from finesse.errors import UsageError
+from finesse.support import json_text
 from finesse.support.files import FileProblem, read_bytes, shown_name
 from finesse.support.strict import StrictModel, problems
 
@@ -241,7 +241,7 @@ def load_spec(path: Path) -> BudgetSpec:
         raise UsageError(f"the spec {shown}: no such file; give a JSON file with phases and "
                          "iterations") from None
     try:
-        data = json.loads(raw)
+        data = json_text.loads(raw)
         return BudgetSpec.model_validate(data)
     except ValueError as err:
         detail = problems(err) if isinstance(err, ValidationError) else "not JSON"

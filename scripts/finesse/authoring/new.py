@@ -21,7 +21,7 @@ from finesse.authoring.plan import NOT_A_REPOSITORY, RenderedPlan, render_files
 from finesse.authoring.plan_files import PlanFiles
 from finesse.authoring.spec import Spec, load_spec_data, parse_spec
 from finesse.authoring.workflows.decompose import DecomposedSpec
-from finesse.authoring.workflows.folder import WAVE_DIR, flat_files
+from finesse.authoring.workflows.folder import flat_files
 from finesse.authoring.workflows.graph import render_execution_graph
 from finesse.authoring.workflows.model import (
     GRAPH_FILE,
@@ -30,6 +30,7 @@ from finesse.authoring.workflows.model import (
     execute_line,
     wave_heading,
 )
+from finesse.authoring.workflows.names import looks_like_wave, wave_folder
 from finesse.errors import FinesseError, UsageError
 from finesse.support.files import shown_name, shown_path, write_atomic
 from finesse.support.git import open_repository
@@ -176,19 +177,35 @@ def refuse_session_overwrite(folder: Path, root: Path, *, force: bool) -> None:
                          f"({', '.join(map(shown_name, flat[:3]))}): the flat and nested "
                          "formats are never mixed; give the session another --name")
     taken = (folder / GRAPH_FILE).exists() or any(
-        WAVE_DIR.fullmatch(p.name) for p in folder.iterdir() if p.is_dir())
+        looks_like_wave(p.name) for p in folder.iterdir() if p.is_dir())
     if taken and not force:
         raise UsageError(f"{shown_path(folder, root)} already holds a decomposed plan; pass "
                          "--force to overwrite, or --name to write a new session")
 
 
+def session_plan_dir(folder: Path, root: Path) -> str:
+    """The session folder as the graph's commands name it: relative to the project root,
+    with nothing to quote. A UsageError in one line for an --out-dir that cannot be so."""
+    try:
+        relative = folder.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise UsageError(f"--out-dir {shown_name(str(folder.parent))} is outside the project "
+                         f"{shown_name(str(root))}: a decomposed plan's commands name its "
+                         "folder from the project root; give a folder inside it") from None
+    if any(char.isspace() or char in "'\"\\`" for char in relative):
+        raise UsageError(f"--out-dir {shown_name(str(folder.parent.relative_to(root)))!r}: a "
+                         "decomposed plan's folder is named in its commands unquoted; use no "
+                         "spaces or quotes (e.g. --out-dir finesse-plans)")
+    return relative
+
+
 def build_decomposed(spec: DecomposedSpec, root: Path, folder: Path) -> RenderedSession:
-    graph = spec.graph(shown_path(folder, root))
+    graph = spec.graph(session_plan_dir(folder, root))
     numbers = spec.wave_numbers()
     rendered = []
     for wave in spec.waves():
         for workflow in wave:
-            files = PlanFiles.nested(folder / f"wave-{numbers[workflow.name]}" / workflow.name)
+            files = PlanFiles.nested(folder / wave_folder(numbers[workflow.name]) / workflow.name)
             rendered.append((files, build(workflow, root, files)))
     return RenderedSession(folder, graph, render_execution_graph(graph, folder.name),
                            tuple(rendered))

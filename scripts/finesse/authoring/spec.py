@@ -210,13 +210,19 @@ def _load_json(text: str, shown: str) -> Any:
         return json.loads(text)
     except ValueError as err:
         raise UsageError(f"the spec {shown} is not valid JSON ({err})") from None
+    except RecursionError:
+        raise UsageError(f"the spec {shown} is not valid JSON (nested too deeply)") from None
 
 
 def _load_yaml(text: str, shown: str) -> Any:
     import yaml  # type: ignore[import-untyped]  # lazy: only a YAML spec pays for it
 
+    from finesse.authoring.spec_yaml import SpecYamlError, load_bounded
+
     try:
-        return yaml.safe_load(text)
+        return load_bounded(text, MAX_SPEC_BYTES)
+    except SpecYamlError as err:
+        raise UsageError(f"the spec {shown} is refused: {err}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

@@ -16,6 +16,7 @@ from finesse.models import LoopState
 from finesse.record import replace
 from finesse.recording import end, excerpt, record
 from finesse.support import git as gitstate
+from finesse.support.numbers import RESET_HORIZON
 
 # Without a reset time (an API key's rate limit), how long --wait-on-limit waits.
 UNKNOWN_RESET_WAIT = timedelta(seconds=60)
@@ -112,12 +113,20 @@ def limit_wait(state: LoopState, result: ChildResult, now: datetime) -> datetime
     not wait (no --wait-on-limit, or the reset comes after the loop's deadline)."""
     if state.headless is None or not state.headless.wait_on_limit:
         return None
-    error = result.stream.error
-    resets = error.resets_at if error is not None else None
+    resets = sane_reset(result, now)
     until = resets + RESET_MARGIN if resets is not None else now + UNKNOWN_RESET_WAIT
     if state.deadline_at is not None and until > state.deadline_at:
         return None
     return until
+
+
+def sane_reset(result: ChildResult, now: datetime) -> datetime | None:
+    """The reset time the limit reported, unless it lies further off than any usage window
+    (`RESET_HORIZON`): such a figure is no reset time (the year 9999 would have the run
+    wait for ever, and overflows the time it adds its margin to)."""
+    error = result.stream.error
+    resets = error.resets_at if error is not None else None
+    return resets if resets is None or resets - now <= RESET_HORIZON else None
 
 
 def limit_note(result: ChildResult, until: datetime) -> str:

@@ -25,20 +25,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Protocol
 
 from finesse.engine import Decision, decide
 from finesse.errors import StateError, UsageError
 from finesse.headless import ending
 from finesse.headless.agents import agent_started, end_left_agent, without_agent
-from finesse.headless.child import Cancel, ChildResult, Live, run_child
+from finesse.headless.child import Cancel, ChildResult, run_child
+from finesse.headless.progress import Progress, Silent
 from finesse.headless.session import child_argv, child_env, new_session_id
 from finesse.headless.stream_source import StreamSource
 from finesse.loop.lifecycle import cancel_loop, finish, start_loop
 from finesse.loop.notebook import record_iteration
 from finesse.loop.observe import observe
 from finesse.loop.request import StartRequest
-from finesse.models import HeadlessRun, IterationRecord, LoopState
+from finesse.models import HeadlessRun, LoopState
 from finesse.prompts import loop_prompt
 from finesse.record import replace
 from finesse.state.store import LoopStore, utcnow
@@ -50,34 +50,6 @@ WAIT_STEP_SECONDS = 2.0
 JUDGE_REFUSED = ("--judge runs inside one Claude Code session, whose hooks own the worker and "
                  "judge subagents, and ralph run gives each iteration a fresh session: use "
                  "/ralph-loop --judge in a session, or leave out --judge")
-
-
-class Progress(Protocol):
-    """What a run tells the person watching it (the CLI draws it)."""
-
-    def iteration_started(self, state: LoopState, pid: int) -> None: ...
-
-    def live(self, state: LoopState, live: Live) -> None: ...
-
-    def iteration_ended(self, state: LoopState, entry: IterationRecord | None,
-                        note: str) -> None: ...
-
-    def say(self, line: str) -> None: ...
-
-
-class Silent:
-    def iteration_started(self, state: LoopState, pid: int) -> None:
-        pass
-
-    def live(self, state: LoopState, live: Live) -> None:
-        pass
-
-    def iteration_ended(self, state: LoopState, entry: IterationRecord | None,
-                        note: str) -> None:
-        pass
-
-    def say(self, line: str) -> None:
-        pass
 
 
 @dataclass(frozen=True)
@@ -197,6 +169,7 @@ def _stopped(store: LoopStore, run_id: str) -> bool:
 def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, cancel: Cancel,
            env: Mapping[str, str], limit_name: str, shown: Progress) -> Ended | _Next:
     """Decide the iteration that just ran, under the loop's lock, and record it."""
+    _log_refused(store, run_id, result)
     with store.locked(run_id):
         state = store.load(run_id)
         if state is None:
@@ -226,6 +199,18 @@ def _after(store: LoopStore, run_id: str, loop_id: str, result: ChildResult, can
     shown.iteration_ended(following, following.iterations[-1], "" if wait else note)
     reason = decision.reason + (f"\n\n{note}" if note else "")
     return _Next(reason, wait, ending.limit_words(result, wait) if wait else "")
+
+
+def _log_refused(store: LoopStore, run_id: str, result: ChildResult) -> None:
+    """One log line for each figure of the stream that was no number (`support.numbers`)."""
+    if result.stream.refused:
+        store.log(f"loop {run_id}: the stream's usage held no token count in "
+                  f"{', '.join(result.stream.refused)}: refused, counted as 0")
+    error = result.stream.error
+    if error is not None and error.resets_at is not None and \
+            ending.sane_reset(result, utcnow()) is None:
+        store.log(f"loop {run_id}: the usage limit's reset time {error.resets_at:%Y-%m-%d} is "
+                  "further off than any usage window: refused, read as no reset time")
 
 
 def _end(store: LoopStore, decision: Decision, shown: Progress, note: str = "") -> Ended:

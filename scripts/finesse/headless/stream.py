@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from finesse.results import ModelUsage, Quota
+from finesse.support.numbers import epoch_time, percentage, token_count
 
 LIMIT_STATUS = 429
 
@@ -61,6 +62,7 @@ class StreamReader:
     retries: int = 0
     skipped_lines: int = 0
     events: int = 0
+    refused: set[str] = field(default_factory=set)  # usage fields that held no token count
 
     def feed(self, line: bytes | str) -> None:
         try:
@@ -94,7 +96,8 @@ class StreamReader:
         if not isinstance(message, dict):
             return
         if event.get("parent_tool_use_id") is None:  # the main thread, not a subagent's
-            for block in message.get("content") or []:
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
@@ -138,6 +141,7 @@ class StreamReader:
             else "", tool_calls=self.tool_calls, usage=usage, usage_partial=partial,
             error=error, complete=result is not None, windows=self.windows,
             retries=self.retries, skipped_lines=self.skipped_lines,
+            refused=tuple(sorted(self.refused)),
         )
 
     def _usage(self) -> tuple[list[ModelUsage], bool]:
@@ -145,9 +149,11 @@ class StreamReader:
         figures of each message (partial: their output counts are those of its start)."""
         by_model = (self.result or {}).get("modelUsage")
         if isinstance(by_model, dict) and by_model:
-            return [ModelUsage(str(name), _count(f, "inputTokens"), _count(f, "outputTokens"),
-                               _count(f, "cacheCreationInputTokens"),
-                               _count(f, "cacheReadInputTokens"))
+            refused = self.refused
+            return [ModelUsage(str(name), _count(f, "inputTokens", refused),
+                               _count(f, "outputTokens", refused),
+                               _count(f, "cacheCreationInputTokens", refused),
+                               _count(f, "cacheReadInputTokens", refused))
                     for name, f in sorted(by_model.items()) if isinstance(f, dict)], False
         totals: dict[str, ModelUsage] = {}
         for message in self.messages.values():
@@ -155,11 +161,12 @@ class StreamReader:
                 continue
             seen = totals.get(message.model, ModelUsage(message.model))
             u = message.usage
+            refused = self.refused
             totals[message.model] = ModelUsage(
-                message.model, seen.input + _count(u, "input_tokens"),
-                seen.output + _count(u, "output_tokens"),
-                seen.cache_creation + _count(u, "cache_creation_input_tokens"),
-                seen.cache_read + _count(u, "cache_read_input_tokens"))
+                message.model, seen.input + _count(u, "input_tokens", refused),
+                seen.output + _count(u, "output_tokens", refused),
+                seen.cache_creation + _count(u, "cache_creation_input_tokens", refused),
+                seen.cache_read + _count(u, "cache_read_input_tokens", refused))
         return [totals[name] for name in sorted(totals)], bool(totals) or self.result is None
 
     def _error(self) -> StreamError | None:
@@ -188,19 +195,18 @@ def _limit(message: str, status: int | None, rejected: dict[str, Any] | None) ->
                        limit_type=str(info.get("rateLimitType") or ""))
 
 
-def _count(fields: object, name: str) -> int:
-    value = fields.get(name) if isinstance(fields, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+def _count(fields: object, name: str, refused: set[str] | None = None) -> int:
+    """The count `fields` holds under `name`; 0 when it holds none, or none that is a token
+    count (`finesse.support.numbers`), whose name then goes into `refused`."""
+    value = token_count(fields.get(name) if isinstance(fields, dict) else None)
+    if value is None and refused is not None:
+        refused.add(name)
+    return value or 0
 
 
 def epoch(value: object) -> datetime | None:
     """An epoch-seconds figure as a UTC time; None when it is not one."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        return datetime.fromtimestamp(value, UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
+    return epoch_time(value)
 
 
 @dataclass(frozen=True)
@@ -216,6 +222,7 @@ class StreamSummary:
     windows: dict[str, Any] | None = None
     retries: int = 0
     skipped_lines: int = 0
+    refused: tuple[str, ...] = ()  # usage fields that held no token count
 
     def quota(self, now: datetime) -> Quota | None:
         """The plan's windows as the stream last reported them (for --stop-at-quota)."""
@@ -231,7 +238,8 @@ def _percent(window: object) -> float | None:
     used = window.get("utilization") if isinstance(window, dict) else None
     if isinstance(used, bool) or not isinstance(used, (int, float)):
         return None
-    return round(float(used) * 100, 1)
+    share = percentage(float(used) * 100 if abs(used) < 1e300 else float("inf"))
+    return round(share, 1) if share is not None else None
 
 
 def _reset(window: object) -> datetime | None:

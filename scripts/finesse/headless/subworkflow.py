@@ -19,7 +19,7 @@ from finesse.authoring.workflows.folder import GraphWorkflow
 from finesse.headless import runner, worktrees
 from finesse.headless.child import Cancel
 from finesse.headless.plan_args import loop_words
-from finesse.headless.runner import Progress
+from finesse.headless.progress import Progress
 from finesse.loop.request import start_request
 from finesse.models import HeadlessRun, LoopState
 from finesse.state.paths import StatePaths

@@ -80,12 +80,16 @@ def _root() -> str:
 
 
 def _prompt(raw: bytes) -> int:
-    import json
     import re
 
     from finesse.loop.grammar import match_command
+    from finesse.support import json_text
 
-    prompt = json.loads(raw).get("prompt")
+    try:
+        fields = json_text.loads(raw)
+    except ValueError:  # not JSON, or nested too deeply: no prompt of ours
+        return 0
+    prompt = fields.get("prompt") if isinstance(fields, dict) else None
     if not isinstance(prompt, str):
         return 0
     if match_command(prompt) is None:

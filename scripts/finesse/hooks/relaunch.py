@@ -57,7 +57,7 @@ def refusal_output(raw: bytes, reason: "str | None",
     """The hook output refusing our command typed in the prompt `raw`, else None."""
     try:
         prompt = json.loads(raw.decode("utf-8", "surrogateescape")).get("prompt")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # RecursionError: nested too deeply
         return None
     if not isinstance(prompt, str) or command_name(prompt) is None:
         return None

@@ -26,10 +26,10 @@ CLEARED_BY = "/clear"
 RECENT = timedelta(minutes=2)
 
 def _input(raw: bytes) -> tuple[HookInput, dict[str, object]] | None:
-    import json
+    from finesse.support import json_text
 
     try:
-        fields = json.loads(raw)
+        fields = json_text.loads(raw)
         data = from_dict(HookInput, fields, strict=False)
     except (ValueError, SchemaError):
         return None

@@ -32,14 +32,25 @@ from finesse.state.paths import StatePaths, is_valid_session_id
 from finesse.state.quota import record_quota
 from finesse.state.store import LoopStore
 from finesse.support import processes
+from finesse.support.numbers import epoch_time, percentage
 
 CHAIN_TIMEOUT_SECONDS = 2.0
 
 
 def _when(value: object) -> datetime | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return datetime.fromtimestamp(value, UTC)
-    return None
+    when = epoch_time(value)
+    return when if when is not None and when.timestamp() > 0 else None
+
+
+def refused_percentages(data: Mapping[str, Any]) -> list[str]:
+    """The usage windows whose `used_percentage` is given but is no percentage."""
+    limits = data.get("rate_limits")
+    if not isinstance(limits, dict):
+        return []
+    return [name for name in ("five_hour", "seven_day")
+            if isinstance(found := limits.get(name), dict)
+            and found.get("used_percentage") is not None
+            and percentage(found["used_percentage"]) is None]
 
 
 def quota_of(data: Mapping[str, Any], now: datetime) -> Quota | None:
@@ -52,10 +63,7 @@ def quota_of(data: Mapping[str, Any], now: datetime) -> Quota | None:
         found = limits.get(name)
         if not isinstance(found, dict):
             return None, None
-        used = found.get("used_percentage")
-        number = float(used) if isinstance(used, (int, float)) and not isinstance(
-            used, bool) else None
-        return number, _when(found.get("resets_at"))
+        return percentage(found.get("used_percentage")), _when(found.get("resets_at"))
 
     five, five_resets = window("five_hour")
     week, week_resets = window("seven_day")
@@ -116,6 +124,9 @@ def render(raw: bytes, env: Mapping[str, str], now: datetime, chain: str | None)
     if store.paths.loops.is_dir():
         if quota is not None:
             record_quota(store.paths, quota)
+        for name in refused_percentages(data):
+            store.log(f"status line: rate_limits.{name}.used_percentage is no percentage "
+                      "(NaN, infinite, negative or not a number): refused")
         if is_valid_session_id(session):
             try:
                 state = store.peek(str(session))

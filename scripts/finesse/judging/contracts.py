@@ -30,7 +30,9 @@ from pydantic import ConfigDict, Field, ValidationError
 from finesse.record import Record
 from finesse.support.strict import StrictModel, problems
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)[^`]*$")
+# A fence's marker is its whole run (`(?!`)`, `(?!~)`): a shorter run would only let the
+# rest of the line be scanned again from every position (the square of its length).
+_FENCE = re.compile(r"^ {0,3}(`{3,}(?!`)|~{3,}(?!~))([^`]*)$")
 MAX_MESSAGE_CHARS = 200_000
 
 
@@ -89,6 +91,13 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_constant=_no_constants)
 
 
+def _info_word(after_fence: str) -> str:
+    """The first word of a fence's info string: after blanks, up to the first whitespace."""
+    word = after_fence.lstrip(" \t")
+    end = next((index for index, char in enumerate(word) if char.isspace()), len(word))
+    return word[:end]
+
+
 def fenced_blocks(message: str) -> list[str]:
     """The text of every closed fenced code block whose info string is empty or `json`."""
     blocks: list[str] = []
@@ -99,7 +108,7 @@ def fenced_blocks(message: str) -> list[str]:
         index += 1
         if opening is None:
             continue
-        fence, info = opening.group(1), opening.group(2).lower()
+        fence, info = opening.group(1), _info_word(opening.group(2)).lower()
         body: list[str] = []
         closed = False
         while index < len(lines):

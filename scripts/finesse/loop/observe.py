@@ -64,6 +64,7 @@ class Activity(Record):
     usage: list[ModelUsage] = field(default_factory=list)
     usage_partial: bool = False
     cursor: Cursor | None = None
+    refused: list[str] = field(default_factory=list)  # usage fields that held no count
 
 
 class Gathered(Record):
@@ -82,6 +83,9 @@ def cancelled_by(store: LoopStore, state: LoopState, source: Source) -> str:
 
 def gather(state: LoopState, store: LoopStore, source: Source) -> Gathered:
     activity = source.activity(state)
+    if activity.refused:
+        store.log(f"loop {state.session_id}: the transcript's usage held no token count in "
+                  f"{', '.join(sorted(set(activity.refused)))}: refused, counted as 0")
     reading = (read_reply(activity.reply, state.promise) if activity.reply is not None
                else Reading())
     return Gathered(activity, reading, utcnow(), cancelled_by(store, state, source))
@@ -163,7 +167,7 @@ class TranscriptSource:
         if increment is None:
             return Activity(reply)
         return Activity(reply, increment.tool_calls, increment.model_usage(),
-                        increment.partial, increment.cursor)
+                        increment.partial, increment.cursor, list(increment.refused))
 
     def _caught_up(self, cursor: Cursor) -> Increment | None:
         """The new bytes, once they hold the reply the Stop input carries: Claude Code may

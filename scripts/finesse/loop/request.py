@@ -91,7 +91,7 @@ def project_prices(root: Path) -> list[Price]:
     families the project sets under `prices` in .finesse/config.json laid over it
     (`{"claude-opus": {"input": 5, "output": 25, "cache_write": 6.25, "cache_read": 0.5}}`,
     dollars per million tokens)."""
-    import json
+    from finesse.support import json_text
 
     try:
         text = read_text(root / CONFIG, subject=CONFIG, limit=256 * 1024)
@@ -100,7 +100,7 @@ def project_prices(root: Path) -> list[Price]:
             return list(DEFAULT_PRICES)
         raise
     try:
-        table = json.loads(text).get("prices", {})
+        table = json_text.loads(text).get("prices", {})
         custom = [Price(family, float(fields["input"]), float(fields["output"]),
                         float(fields["cache_write"]), float(fields["cache_read"]))
                   for family, fields in table.items()]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from finesse.errors import UsageError
+from finesse.support import json_text
 from finesse.support.files import FileProblem, read_text, write_atomic
 
 MARK = "statusline"  # our command is `.../ralph statusline ...`
@@ -30,8 +31,11 @@ def load(path: Path) -> dict[str, Any]:
             return {}
         raise
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested past what Python parses
+        data = json_text.loads(text)
+    except json_text.TooDeep:
+        raise UsageError(f"{path} is not valid JSON (nested too deeply): fix it by hand "
+                         "first") from None
+    except ValueError:
         raise UsageError(f"{path} is not valid JSON: fix it by hand first") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path} does not hold a JSON object: fix it by hand first")

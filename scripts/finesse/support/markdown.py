@@ -22,16 +22,70 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Literal
+from typing import Literal, NamedTuple
 
 FenceLine = Literal["open", "code", "close"]
 
 _FENCE_OPEN = re.compile(r"([ \t>]*)(`{3,}|~{3,})(.*)")
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t](.*))?")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+\Z")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _LINE_ENDING = re.compile(r"\r\n|\r|\n")
-CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+
+
+_BACKTICK_RUN = re.compile("`+")
+
+
+class CodeSpan(NamedTuple):
+    start: int  # of the opening backticks
+    end: int  # after the closing backticks
+    code: str  # between them, as written
+
+
+def code_spans(text: str) -> list[CodeSpan]:
+    """The inline code spans of `text`, left to right: a run of backticks opens one, the next
+    run of the same length closes it (at least one character between); a run with no such
+    partner is text. Linear in `text`: each run length keeps a cursor into its runs, which
+    only moves forward (a regular expression that looks ahead for the closer from every
+    unpartnered run costs the square of the text)."""
+    if "`" not in text:
+        return []
+    starts: list[int] = []  # of each maximal run of backticks, and its length
+    lengths: list[int] = []
+    for run in _BACKTICK_RUN.finditer(text):
+        starts.append(run.start())
+        lengths.append(run.end() - run.start())
+    by_length: dict[int, list[int]] = {}
+    for index, length in enumerate(lengths):
+        by_length.setdefault(length, []).append(index)
+    cursors = dict.fromkeys(by_length, 0)
+    spans: list[CodeSpan] = []
+    index = 0
+    while index < len(starts):
+        length = lengths[index]
+        same, cursor = by_length[length], cursors[length]
+        while cursor < len(same) and same[cursor] <= index:
+            cursor += 1
+        cursors[length] = cursor
+        if cursor == len(same):
+            index += 1
+            continue
+        closer = same[cursor]
+        start, closing = starts[index], starts[closer]
+        spans.append(CodeSpan(start, closing + length, text[start + length:closing]))
+        index = closer + 1
+    return spans
+
+
+def without_code_spans(text: str, replacement: str = " ") -> str:
+    """`text` with each inline code span replaced by `replacement`."""
+    if "`" not in text:
+        return text
+    kept, position = [], 0
+    for span in code_spans(text):
+        kept.append(text[position:span.start])
+        position = span.end
+    kept.append(text[position:])
+    return replacement.join(kept)
 
 
 class Fences:
@@ -62,8 +116,18 @@ def heading(line: str) -> tuple[int, str] | None:
     found = _HEADING.fullmatch(line)
     if found is None:
         return None
-    title = _CLOSING_HASHES.sub("", (found.group(2) or "").strip(" \t"))
-    return len(found.group(1)), title
+    return len(found.group(1)), _without_closing_hashes((found.group(2) or "").strip(" \t"))
+
+
+def _without_closing_hashes(title: str) -> str:
+    """The title less a closing run of `#` that stands alone (the whole title, or after a
+    space or tab) and the blanks before it. Written with `str` methods: the pattern
+    `[ \\t]+#+\\Z` searched over a long run of blanks costs the square of its length."""
+    body = title.rstrip("#")
+    if body == title or not body:
+        return body
+    before = body.rstrip(" \t")
+    return title if before == body else before
 
 
 def lines_with_offsets(text: str, start: int = 0,
@@ -117,9 +181,10 @@ class Blocks:
         self.indented = False  # inside an indented code block
 
     def step(self, line: str) -> bool:
-        quotes, rest = 0, line
-        while (marker := _QUOTE.match(rest)) is not None:
-            quotes, rest = quotes + 1, rest[marker.end():]
+        quotes, position = 0, 0
+        while (marker := _QUOTE.match(line, position)) is not None:
+            quotes, position = quotes + 1, marker.end()
+        rest = line[position:]
         column, content = _columns(rest)
         blank = not content
         if self.fence is not None:
@@ -174,4 +239,4 @@ def strip_code(text: str) -> str:
     An unclosed fence hides the rest of its container (the whole text at the top level), as
     a Markdown renderer would show it.
     """
-    return CODE_SPAN.sub(" ", "\n".join(prose_lines(text)))
+    return without_code_spans("\n".join(prose_lines(text)))

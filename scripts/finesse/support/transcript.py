@@ -8,11 +8,12 @@ block is the last `text` block among the lines of the last assistant message.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from finesse.support import json_text
 
 BLOCK_SIZE = 64 * 1024
 # A line longer than this (a huge tool result, say) is skipped whole rather than held.
@@ -67,7 +68,7 @@ def _entries_reversed(
         if not raw.strip() or (needles and not any(needle in raw for needle in needles)):
             continue
         try:
-            entry = json.loads(raw)
+            entry = json_text.loads(raw)
         except ValueError:
             continue
         if isinstance(entry, dict) and not entry.get("isSidechain"):

@@ -22,6 +22,7 @@ from typing import Any
 from finesse.record import Record, field
 from finesse.results import Cursor, ModelUsage
 from finesse.support.files import open_regular
+from finesse.support.numbers import token_count
 
 # At most this much is read at one stop; an iteration that wrote more (huge tool output) is
 # read from its last WINDOW bytes, and the usage is marked partial.
@@ -37,11 +38,22 @@ class Tokens(Record, frozen=False):
     cache_creation: int = 0
     cache_read: int = 0
 
-    def add(self, usage: dict[str, Any]) -> None:
-        self.input += _count(usage.get("input_tokens"))
-        self.output += _count(usage.get("output_tokens"))
-        self.cache_creation += _count(usage.get("cache_creation_input_tokens"))
-        self.cache_read += _count(usage.get("cache_read_input_tokens"))
+    def add(self, usage: dict[str, Any]) -> list[str]:
+        """Adds the message's counts; returns the names of those refused (see
+        `finesse.support.numbers`), which count as 0."""
+        refused: list[str] = []
+
+        def count(name: str) -> int:
+            value = token_count(usage.get(name))
+            if value is None:
+                refused.append(name)
+            return value or 0
+
+        self.input += count("input_tokens")
+        self.output += count("output_tokens")
+        self.cache_creation += count("cache_creation_input_tokens")
+        self.cache_read += count("cache_read_input_tokens")
+        return refused
 
 
 class Increment(Record, frozen=False):
@@ -52,15 +64,12 @@ class Increment(Record, frozen=False):
     by_model: dict[str, Tokens] = field(default_factory=dict)
     partial: bool = False  # more was written than read (see WINDOW)
     last_text: str | None = None  # the last text block of the assistant lines read
+    refused: list[str] = field(default_factory=list)  # usage fields that were no counts
 
     def model_usage(self) -> list[ModelUsage]:
         """The tokens per model, as a loop's records hold them."""
         return [ModelUsage(model, tokens.input, tokens.output, tokens.cache_creation,
                            tokens.cache_read) for model, tokens in self.by_model.items()]
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _identity(info: os.stat_result) -> str:
@@ -145,4 +154,4 @@ def _take(raw: bytes, increment: Increment, seen: list[str], known: set[str],
     known.add(message_id)
     model = message.get("model")
     key = model if isinstance(model, str) and model else "unknown"
-    increment.by_model.setdefault(key, Tokens()).add(usage)
+    increment.refused += increment.by_model.setdefault(key, Tokens()).add(usage)

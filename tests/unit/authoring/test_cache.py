@@ -140,8 +140,10 @@ def test_entries_are_keyed_scope_colon_keyword() -> None:
     good = entry()
     assert good.key == "src:parser"
     ExplorationCache(entries={"src:parser": good})
-    with pytest.raises(ValueError, match="entry 'src:lexer' is not keyed"):
-        ExplorationCache(entries={"src:lexer": good})
+    ExplorationCache(entries={"src:lexer": good})  # the keyword is a tag (seed 000)
+    for wrong in ("lib:parser", "src:", "src: ", "src", "sr:parser"):
+        with pytest.raises(ValueError, match=f"entry {wrong!r} is not keyed"):
+            ExplorationCache(entries={wrong: good})
 
 
 @pytest.mark.parametrize("bad", ["--output=/tmp/x", "HEAD", "abc1234", A.upper(), A + "0"])

@@ -41,7 +41,7 @@ def test_the_judge_is_refused_writes_and_unproven_commands(judge_session: JudgeS
     assert judge_session.tool("Bash", {"command": "touch a"}, **as_judge) == deny(
         "judge mode: the judge is read-only and this command is not provably read-only "
         "(allowed: one plain git status/diff/log/show, ls, cat, head, tail, wc, grep or find "
-        "without -exec/-delete)")
+        "without -exec/-delete, and no unquoted * ? [)")
     assert judge_session.tool("Bash", {"command": "git diff"}, **as_judge) is None
     assert judge_session.tool("Read", {"file_path": "a"}, **as_judge) is None
 

@@ -88,9 +88,14 @@ class ExplorationCache(StrictModel):
 
     @model_validator(mode="after")
     def _keys_match_entries(self) -> ExplorationCache:
+        """Seed 000: a key is `<directory_scope>:<keyword>`, the scope the entry's own
+        `directory_scope`, the keyword a descriptive tag (`src/auth:jwt-validation`), which
+        need not be one of the entry's `keywords`."""
         for key, entry in self.entries.items():
-            if key not in {entry_key(entry.directory_scope, word) for word in entry.keywords}:
-                raise ValueError(f"entry {key!r} is not keyed <directory_scope>:<keyword>")
+            tag = key.removeprefix(f"{entry.directory_scope}:")
+            if tag == key or not tag.strip():
+                raise ValueError(f"entry {key!r} is not keyed <directory_scope>:<keyword> "
+                                 f"(its directory_scope is {entry.directory_scope!r})")
         return self
 
 

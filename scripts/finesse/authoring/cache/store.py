@@ -11,7 +11,6 @@ unreadable cache moved aside with a notice, never silently replaced.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from finesse.authoring.cache.model import (
 )
 from finesse.errors import StateError, UsageError
 from finesse.state.store import utcnow
+from finesse.support import json_text
 from finesse.support.files import FileProblem, read_bytes, write_atomic
 from finesse.support.git import GitError, Repository, open_repository
 from finesse.support.locks import LockTimeout, exclusive
@@ -204,7 +204,7 @@ class CacheStore:
 def _refuse_newer_version(raw: bytes, path: Path) -> None:
     """A file from a newer finesse is not corrupt: leave it alone and say so."""
     try:
-        data: Any = json.loads(raw)
+        data: Any = json_text.loads(raw)
     except ValueError:
         return
     version = data.get("version") if isinstance(data, dict) else None

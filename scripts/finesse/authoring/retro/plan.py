@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.structure import find_phases
 from finesse.authoring.prompt_check.vocabulary import VERIFY, looks_like_command
-from finesse.support.markdown import CODE_SPAN, Fences, heading, outside_fences
+from finesse.support.markdown import Fences, code_spans, heading, outside_fences
 
+# `Baseline commit: <sha>`, the sha maybe quoted; `_baseline_value` reads what follows the
+# colon (a lazy value before `\s*$` costs the square of a long run of blanks).
 _BASELINE = re.compile(
-    r"^\s*(?:[-*+]\s+)?[*_]*baseline[_ ]commit[*_]*\s*:[*_]*\s*[\"'`]?(?P<value>[^\"'`]*?)"
-    r"[\"'`]?\s*$", re.IGNORECASE)
+    r"^\s*(?:[-*+]\s+)?[*_]*baseline[_ ]commit[*_]*\s*:[*_]*(?P<rest>.*)$", re.IGNORECASE)
+_QUOTES = "\"'`"
 _SHA = re.compile(r"[0-9a-fA-F]{4,40}")
 _WARNINGS_TITLE = re.compile(r"^[*_]*unresolved warnings[*_]*\s*:?[*_]*\s*(?P<rest>.*)$",
                              re.IGNORECASE)
@@ -27,10 +29,20 @@ def baseline_commit(plan_text: str) -> str | None:
     """The plan's baseline commit sha, or None when it has none (or not a sha)."""
     for line in outside_fences(plan_text):
         match = _BASELINE.match(line)
-        if match:
-            value = match.group("value").strip()
+        value = _baseline_value(match.group("rest")) if match else None
+        if value is not None:
             return value if _SHA.fullmatch(value) else None
     return None
+
+
+def _baseline_value(rest: str) -> str | None:
+    """The value after `Baseline commit:`, trimmed, less one quote on each side; None when a
+    quote is left inside it."""
+    value = rest.lstrip()
+    value = value[1:] if value[:1] in _QUOTES and value else value
+    value = value.rstrip()
+    value = value[:-1] if value and value[-1] in _QUOTES else value
+    return None if any(quote in value for quote in _QUOTES) else value.strip()
 
 
 def unresolved_warnings(plan_text: str) -> list[str] | None:
@@ -121,9 +133,9 @@ def _verify_command(region: tuple[Line, ...]) -> str | None:
         label = VERIFY.search(line.text)
         if label is None:
             continue
-        span = CODE_SPAN.search(line.text[label.end():])
-        if span:
-            code = span.group(2)
+        spans = code_spans(line.text[label.end():])
+        if spans:
+            code = spans[0].code
             return code[1:-1] if code.startswith(" ") and code.endswith(" ") and code.strip() \
                 else code
         rest = line.text[label.end():].strip()

@@ -13,7 +13,6 @@ sub-workflow's files, or a GraphError listing every problem.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -31,12 +30,17 @@ from finesse.authoring.workflows.model import (
     GraphError,
     check_graph,
 )
+from finesse.authoring.workflows.names import (
+    looks_like_wave,
+    plan_folder_problem,
+    wave_folder,
+    wave_number,
+)
 from finesse.errors import UsageError
 from finesse.loop.grammar import check_promise
 from finesse.support.files import is_regular_file, read_text, shown_name
 from finesse.support.strict import StrictModel
 
-WAVE_DIR = re.compile(r"wave-(\d+)")
 NOT_PLAN_FILES = (GRAPH_FILE, "README.md")
 
 
@@ -56,6 +60,13 @@ class WorkflowFolder:
     workflows: tuple[WorkflowFiles, ...]
     flat: tuple[str, ...]  # flat-format files found at the top: they do not belong
     problems: tuple[str, ...]  # files a sub-workflow lacks, a graph that cannot be read
+
+
+def _misnamed_wave(name: str) -> str:
+    number = int(name.removeprefix("wave-")[:9] or "0")
+    right = (f"a wave's folder is {wave_folder(number)}/" if number >= 1
+             else "waves are numbered from 1")
+    return (f"{shown_name(name)}/: {right}, the name ralph run --graph looks for; rename it")
 
 
 def flat_files(path: Path) -> list[str]:
@@ -79,15 +90,17 @@ def _load(path: Path) -> WorkflowFolder:
     problems: list[str] = []
     found = []
     for wave_dir in sorted(p for p in path.iterdir() if p.is_dir()):
-        match = WAVE_DIR.fullmatch(wave_dir.name)
-        if match is None:
+        number = wave_number(wave_dir.name)
+        if number is None:
+            if looks_like_wave(wave_dir.name):
+                problems.append(_misnamed_wave(wave_dir.name))
             continue
         for task in sorted(p for p in wave_dir.iterdir() if p.is_dir()):
             rel = f"{wave_dir.name}/{task.name}"
             problems += [f"{shown_name(rel)}/ has no {need}"
                          for need in (NESTED_PROMPT, NESTED_PROMISE, NESTED_PLAN)
                          if not is_regular_file(task / need)]
-            found.append(WorkflowFiles(task.name, int(match.group(1)),
+            found.append(WorkflowFiles(task.name, number,
                                        f"{rel}/{NESTED_PROMPT}", f"{rel}/{NESTED_PROMISE}",
                                        f"{rel}/{NESTED_PLAN}"))
     graph_path = path / GRAPH_FILE
@@ -163,9 +176,9 @@ def load_execution_graph(folder: Path) -> LoadedGraph:
     waves = tuple(tuple(
         GraphWorkflow(name=w.name, wave=wave.number, type=w.type, scope=w.scope,
                       depends_on=w.depends_on, max_iterations=w.iterations,
-                      prompt=folder / f"wave-{wave.number}" / w.name / NESTED_PROMPT,
-                      promise=folder / f"wave-{wave.number}" / w.name / NESTED_PROMISE,
-                      plan=folder / f"wave-{wave.number}" / w.name / NESTED_PLAN,
+                      prompt=folder / wave_folder(wave.number) / w.name / NESTED_PROMPT,
+                      promise=folder / wave_folder(wave.number) / w.name / NESTED_PROMISE,
+                      plan=folder / wave_folder(wave.number) / w.name / NESTED_PLAN,
                       command=graph.command(wave.number, w))
         for w in wave.workflows) for wave in graph.waves)
     return LoadedGraph(folder, graph.task, waves)
@@ -174,6 +187,9 @@ def load_execution_graph(folder: Path) -> LoadedGraph:
 def _check(path: Path) -> tuple[FolderReport, ExecutionGraph | None]:
     folder = load_workflow_folder(path)
     errors = list(folder.problems)
+    named = plan_folder_problem(path.resolve().name)
+    if named is not None:
+        errors.insert(0, named)
     if folder.flat:
         errors.append(
             f"holds flat-format plan files ({', '.join(map(shown_name, folder.flat[:3]))}) "
@@ -210,10 +226,10 @@ def _disagreements(graph: ExecutionGraph, folder: WorkflowFolder) -> list[str]:
         files = disk.get(name)
         if files is None:
             errors.append(f"`{name}` is in wave {number} of {GRAPH_FILE}, but there is no "
-                          f"wave-{number}/{name}/")
+                          f"{wave_folder(number)}/{name}/")
         elif files.wave != number:
             errors.append(f"`{name}` is in wave {number} of {GRAPH_FILE}, but its folder is "
-                          f"wave-{files.wave}/{name}/")
+                          f"{wave_folder(files.wave)}/{name}/")
     errors += [f"{shown_name(files.prompt)} is not in {GRAPH_FILE}: add it to a wave or remove "
                "it" for files in folder.workflows if files.name not in listed]
     return errors

@@ -54,9 +54,11 @@ COLUMNS = ("Name", "Type", "Est. Iterations", "Scope", "Dependencies")
 
 _WAVE_TITLE = re.compile(r"wave\s+(\d+)\s*$", re.IGNORECASE)
 _COMMANDS_TITLE = re.compile(r"wave\s+(\d+)\s*\((run\b.*)\)\s*$", re.IGNORECASE)
-_FIELD = re.compile(r"^\s*[-*+]\s+[*_]*([^:*_]+?)[*_]*\s*:[*_]*\s*(.*?)\s*$")
+# Label and value are trimmed in `_field`: a lazy label before `\s*:` is quadratic.
+_FIELD = re.compile(r"^\s*[-*+](\s[^:]*):(.*)$")
+# `why` is trimmed in `_reasons`: a lazy `.+?` before `\s*$` costs the square of its blanks.
 _REASON = re.compile(r"^\s*[-*+]\s+`?(?P<workflow>[\w.-]+)`?\s+depends\s+on\s+`?"
-                     r"(?P<on>[\w.-]+)`?\s*\((?P<kind>[^)]*)\)\s*:\s*(?P<why>.+?)\s*$",
+                     r"(?P<on>[\w.-]+)`?\s*\((?P<kind>[^)]*)\)\s*:(?P<why>.+)$",
                      re.IGNORECASE)
 _CELL_BREAK = re.compile(r"(?<!\\)\|")
 _NO_DEPENDENCIES = {"", "none", "-", "—", "n/a"}
@@ -115,8 +117,8 @@ def parse_execution_graph(text: str) -> ParsedGraph:
     sections = _sections(list(enumerate(split_lines(text), 1)), deepest=2)
     named = {s.title.lower(): s for s in sections if s.level == 2}
     overview = _required_section(named, "Overview", "the original task and the counts")
-    fields = {m.group(1).strip().lower(): (n, m.group(2).strip()) for n, line in overview.body
-              if (m := _FIELD.match(line))}
+    fields = {field[0]: (n, field[1]) for n, line in overview.body
+              if (field := _field(line)) is not None}
     if "original task" not in fields:
         raise GraphError(f"line {overview.line}: the overview has no "
                          "`- **Original task**: ...` field")
@@ -148,9 +150,22 @@ def _required_section(named: dict[str, _Section], title: str, what: str) -> _Sec
     return found
 
 
+def _field(line: str) -> tuple[str, str] | None:
+    """(label in lower case, value) of a `- **Label**: value` line, else None; the label
+    (before the first colon, less blanks and emphasis) holds no other `*` or `_`."""
+    found = _FIELD.match(line)
+    if found is None:
+        return None
+    label = found.group(1).strip().strip("*_")
+    if not label.strip() or "*" in label or "_" in label:
+        return None
+    return label.strip().lower(), found.group(2).lstrip("*_").strip()
+
+
 def _number(pattern: re.Pattern[str], title: str) -> int | None:
     match = pattern.match(title)
-    return int(match.group(1)) if match else None
+    # A number of more digits than any wave count is no wave (and `int` refuses 4,300 digits).
+    return int(match.group(1)) if match and len(match.group(1)) <= 9 else None
 
 
 def _parse_wave(section: _Section, number: int) -> Wave:
@@ -203,7 +218,10 @@ def _reasons(section: _Section) -> list[DependencyReason | dict[str, str]]:
                 raise GraphError(f"line {line}: write a dependency as '- `<name>` depends on "
                                  "`<other>` (file-based|logical): <why>'")
             continue
-        reasons.append({**found.groupdict(), "kind": found.group("kind").strip().lower()})
+        why = found.group("why")
+        # At least one character, as written; blanks only: the last of them.
+        reasons.append({**found.groupdict(), "kind": found.group("kind").strip().lower(),
+                        "why": why.strip() or why[-1]})
     return reasons
 
 

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from finesse.authoring.iterations import MAX_ITERATIONS, TaskType
 from finesse.authoring.plan_files import NESTED_PROMISE, NESTED_PROMPT
+from finesse.authoring.workflows.names import wave_folder
 from finesse.errors import FinesseError
 from finesse.support.strict import StrictModel
 
@@ -84,7 +85,7 @@ class ExecutionGraph(StrictModel):
 
     def folder(self, wave: int, name: str) -> str:
         """A sub-workflow's folder, as the commands name it."""
-        return str(PurePosixPath(self.plan_dir) / f"wave-{wave}" / name)
+        return str(PurePosixPath(self.plan_dir) / wave_folder(wave) / name)
 
     def files(self, wave: int, name: str) -> tuple[str, str]:
         """The prompt and promise files of a sub-workflow, as the commands name them."""

@@ -20,7 +20,8 @@ from finesse.cli.ralph.common import loop_record
 from finesse.headless.child import Cancel, Live
 from finesse.headless.exits import exit_code
 from finesse.headless.interrupts import cancel_on_signals
-from finesse.headless.runner import Ended, Progress, drive
+from finesse.headless.progress import Progress
+from finesse.headless.runner import Ended, drive
 from finesse.models import IterationRecord, LoopState
 from finesse.spend import totals
 from finesse.state.store import LoopStore

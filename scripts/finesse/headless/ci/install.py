@@ -10,7 +10,6 @@ origin a runner cannot clone (a local path, an unknown host over SSH) needs `--f
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from importlib import metadata
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import finesse
 from finesse.errors import UsageError
+from finesse.support import json_text
 from finesse.support.git import Git
 
 # tools/install_claude.py's VERSION: the CLI the end-to-end tests prove (a test keeps the two
@@ -52,7 +52,7 @@ def _from_pip() -> Requirement | None:
     except metadata.PackageNotFoundError:
         return None
     try:
-        data = json.loads(recorded or "{}")
+        data = json_text.loads(recorded or "{}")
     except ValueError:
         return None
     vcs = data.get("vcs_info") if isinstance(data, dict) else None

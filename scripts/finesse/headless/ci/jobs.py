@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from finesse.headless.graph import MERGED_BEFORE, Row
 from finesse.loop.final_report import title
 from finesse.models import LoopState
 from finesse.schema import SchemaError, from_dict
+from finesse.support import json_text
 from finesse.support.files import FileProblem, read_text
 from finesse.support.git import Git, head
 
@@ -100,7 +100,7 @@ class LoopOutput:
 
 def read_loop(path: Path) -> LoopOutput:
     try:
-        data = json.loads(read_text(path, subject=f"ralph run's output {path.name}"))
+        data = json_text.loads(read_text(path, subject=f"ralph run's output {path.name}"))
         state = from_dict(LoopState, data, strict=False)
     except FileProblem as err:
         return LoopOutput(None, None, f"no loop record ({err})")

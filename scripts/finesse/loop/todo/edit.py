@@ -36,8 +36,10 @@ def _ends_with_line_break(text: str) -> bool:
 def _last_line_blank(text: str) -> bool:
     """Whether the last complete line of `text` (which ends with a line break) is blank."""
     before_break = re.sub(r"(?:\r\n|\r|\n)\Z", "", text)
-    last = re.search(r"[^\r\n]*\Z", before_break)
-    return last is None or not last.group().strip()
+    # The last line starts after the last line break (`[^\r\n]*\Z` searched from every
+    # offset of a long line costs the square of its length).
+    start = max(before_break.rfind("\n"), before_break.rfind("\r")) + 1
+    return not before_break[start:].strip()
 
 
 def _starts_with_blank_line(text: str) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from finesse.errors import UsageError
 from finesse.record import Record
 from finesse.support.files import shown_name
-from finesse.support.markdown import CODE_SPAN, Fences, lines_with_offsets
+from finesse.support.markdown import Fences, code_spans, lines_with_offsets
 from finesse.support.markdown import heading as markdown_heading
 
 GOAL = "goal"
@@ -137,8 +137,8 @@ def _span_commands(prose: list[str]) -> list[str]:
     """The code spans of prose lines; a span never crosses a blank line (a paragraph's end)."""
     commands: list[str] = []
     for paragraph in re.split(r"\n[ \t]*\n", "\n".join(prose)):
-        for match in CODE_SPAN.finditer(paragraph):
-            command = match.group(2).replace("\n", " ").strip()
+        for span in code_spans(paragraph):
+            command = span.code.replace("\n", " ").strip()
             if command:
                 commands.append(command)
     return commands
