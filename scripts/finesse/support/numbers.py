@@ -5,8 +5,9 @@ Each reader turns what it was given into a number it can add, compare and print,
 nothing: a token count is an int from 0 to TOKEN_CEILING (a 400-digit count would overflow
 the cost estimate's floats), a percentage a finite float from 0 to 100 (NaN and Infinity
 compare false or true with everything, so `--stop-at-quota` would never or always fire), a
-reset time an epoch within RESET_HORIZON of now (the year 9999 overflows a datetime and
-would have `--wait-on-limit` wait for ever). The caller logs what was refused. Pure.
+reset time an epoch a datetime holds, used as a reset only within RESET_HORIZON of now (the
+year 9999 overflows the margin added to it, and would have `--wait-on-limit` wait for
+ever). The caller logs what was refused. Pure.
 """
 
 from __future__ import annotations
@@ -44,15 +45,12 @@ def percentage(value: object) -> float | None:
     return min(float(value), 100.0)  # type: ignore[arg-type]
 
 
-def epoch_time(value: object, now: datetime | None = None) -> datetime | None:
-    """An epoch-seconds figure as a UTC time; None when it is not one, or (given `now`) when
-    it lies more than RESET_HORIZON after `now`."""
+def epoch_time(value: object) -> datetime | None:
+    """An epoch-seconds figure as a UTC time; None when it is not one (the year 10000 and
+    beyond, NaN, a string). How far off a reset may be is the caller's (RESET_HORIZON)."""
     if not _is_number(value):
         return None
     try:
-        when = datetime.fromtimestamp(value, UTC)  # type: ignore[arg-type]
+        return datetime.fromtimestamp(value, UTC)  # type: ignore[arg-type]
     except (OverflowError, OSError, ValueError):
         return None
-    if now is not None and when - now > RESET_HORIZON:
-        return None
-    return when

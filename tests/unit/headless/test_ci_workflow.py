@@ -13,7 +13,7 @@ import yaml
 
 from finesse.authoring.workflows.folder import LoadedGraph, load_execution_graph
 from finesse.authoring.workflows.model import GraphError
-from finesse.errors import FinesseError, UsageError
+from finesse.errors import UsageError
 from finesse.headless.ci.plan import CiSettings, Trigger, load_ci_plan
 from finesse.headless.ci.render import PLAN_LINE, render, written_for
 from finesse.headless.plan_args import loop_words
@@ -215,25 +215,27 @@ def rename_plan(root: Path, folder: Path, name: str) -> Path:
     return renamed
 
 
-@pytest.mark.parametrize("name", ["todo:api", "todo.lock", "a..b"])
-def test_a_plan_folder_git_refuses_as_a_branch_is_refused_by_graph_and_ci(git_repo: Path,
-                                                                          name: str) -> None:
-    renamed = rename_plan(git_repo, write_plan(git_repo, "demo", THREE), name)
-    with pytest.raises(GraphError, match=r"cannot name the branches ralph run --graph makes"):
-        load_execution_graph(renamed)  # the one rule: what validates runs
-    with pytest.raises(FinesseError):
-        load_ci_plan(git_repo, renamed, settings())
-
-
 @pytest.mark.parametrize("name", ["-todo", "tödo"])
-def test_a_plan_folder_no_branch_can_be_named_after_is_refused(git_repo: Path,
-                                                              name: str) -> None:
+def test_a_plan_folder_no_workflow_file_can_be_named_after_is_refused(git_repo: Path,
+                                                                     name: str) -> None:
     renamed = rename_plan(git_repo, write_plan(git_repo, "demo", THREE), name)
     assert isinstance(load_execution_graph(renamed), LoadedGraph)  # --graph's check passes
     with pytest.raises(UsageError, match=r"^the plan folder's name .* names its branches "
                                          r"\(ralph/<session>/<task>\) and its workflow file: "
                                          r"rename the folder"):
         load_ci_plan(git_repo, renamed, settings())
+
+
+@pytest.mark.parametrize("name", ["todo:api", "todo.lock", "a..b"])
+def test_a_plan_folder_no_branch_can_be_named_after_is_refused(git_repo: Path,
+                                                              name: str) -> None:
+    # The rule --graph and finesse validate share (authoring/workflows/names.py).
+    renamed = rename_plan(git_repo, write_plan(git_repo, "demo", THREE), name)
+    for load in (load_execution_graph, lambda folder: load_ci_plan(git_repo, folder,
+                                                                    settings())):
+        with pytest.raises(GraphError, match=r"the plan folder's name .* cannot name the "
+                                             r"branches ralph run --graph makes"):
+            load(renamed)
 
 
 def test_loop_options_the_plan_gives_are_refused(git_repo: Path) -> None:
