@@ -276,8 +276,6 @@ def remove_stale_temps(folder: Path, prefix: str = ".") -> list[str]:
     """Remove the temp files of `write_atomic` in `folder` (named `<prefix>...`) whose writer
     is gone (a write killed before its rename); the names removed. A live writer's temp (its
     pid still runs) stays."""
-    from finesse.support.processes import pid_alive
-
     removed: list[str] = []
     try:
         entries = list(os.scandir(folder))
@@ -288,6 +286,8 @@ def remove_stale_temps(folder: Path, prefix: str = ".") -> list[str]:
         if (not entry.name.startswith(prefix) or len(parts) != 4 or parts[3] != "tmp"
                 or not parts[1].isdigit()):
             continue
+        from finesse.support.processes import pid_alive  # only when there is one
+
         if int(parts[1]) != os.getpid() and pid_alive(int(parts[1])):
             continue
         with contextlib.suppress(OSError):
