@@ -220,7 +220,7 @@ def sync_folder(folder: Path) -> None:
 
 
 def write_atomic(path: Path, text: str, *, temp_dir: Path | None = None,
-                 durable: bool = False) -> None:
+                 durable: bool = False, follow_links: bool = True) -> None:
     """Write `text` (UTF-8; lone surrogates from undecodable names kept as their bytes):
     a temp file, synced, then renamed over the target, so a crash leaves the old file or
     the new one, never half of one.
@@ -231,8 +231,9 @@ def write_atomic(path: Path, text: str, *, temp_dir: Path | None = None,
     file system (a file in the project tree passes the plugin's own folder, so a kill
     before the rename leaves nothing a commit could pick up). `durable`: the folder is
     synced after the rename too, so the new file survives a power cut (intent records).
+    `follow_links=False`: a link at `path` is replaced by the file (`ralph ci --force`).
     """
-    target = real_target(path)
+    target = real_target(path) if follow_links else path
     folder = target.parent
     folder.mkdir(parents=True, exist_ok=True)
     try:
