@@ -334,3 +334,27 @@ def test_the_writer_killed_at_each_step_leaves_the_old_file_or_the_new_one(
     # killed after the temp file and after its bytes: the old file; after the rename and
     # after the folder sync: the new one; a fifth step does not exist: not killed
     assert outcomes == [(-9, True), (-9, True), (-9, False), (-9, False), (0, False)]
+
+
+def test_a_recovery_killed_half_way_is_finished_by_the_next_stop(
+        git_repo: Path, tmp_path: Path) -> None:
+    """Recovery is itself a gate step under the same intent: killed in the middle of
+    finishing the revert, the stop after it finishes it again."""
+    root = git_repo
+    claude = _gate_loop(root)
+    write(root, "broken.txt", "red\n")
+    git(root, "add", "broken.txt")
+    write(root, "red_new.txt", "made by the red iteration\n")
+    claude.stop("Approach: a first try")  # red: the repair is asked
+    faults = FaultyGit(tmp_path / "fault")
+    first = faults.run("stop", _stop_raw(root, "Approach: repair"), root, kill_on="restore")
+    second = faults.run("stop", _stop_raw(root, "Approach: again"), root, kill_on="ls-files")
+    assert first.killed and second.killed, (first, second)
+    output = claude.stop("Approach: the stop after both crashes").output()
+    assert output is not None and "its revert to" in output["systemMessage"], output
+    write(root, "good.txt", "green work\n")
+    claude.stop("Approach: good work")
+    assert "red_new.txt" not in _ever_committed(root)
+    assert not (root / "red_new.txt").exists()
+    assert "good.txt" in files_in(root)
+    assert store_for(root).load(SESSION) is not None
