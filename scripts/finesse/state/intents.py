@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from finesse.state.paths import StatePaths
-from finesse.support.files import FileProblem, read_bytes, write_atomic
+from finesse.support.files import FileProblem, read_bytes, remove_stale_temps, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class Intents:
     def write(self, session_id: str, record: dict[str, Any]) -> None:
         """Write down (or move on) the session's operation; durable before it returns."""
         body = {**record, "pid": os.getpid(), "written_ns": time.time_ns()}
+        remove_stale_temps(self.paths.intents)  # a write of a record killed before its rename
         write_atomic(self.paths.intent_file(session_id), json.dumps(body, sort_keys=True),
                      durable=True)
 

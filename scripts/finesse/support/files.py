@@ -220,7 +220,7 @@ def sync_folder(folder: Path) -> None:
 
 
 def write_atomic(path: Path, text: str, *, temp_dir: Path | None = None,
-                 durable: bool = False) -> None:
+                 durable: bool = False, follow_links: bool = True) -> None:
     """Write `text` (UTF-8; lone surrogates from undecodable names kept as their bytes):
     a temp file, synced, then renamed over the target, so a crash leaves the old file or
     the new one, never half of one.
@@ -231,8 +231,9 @@ def write_atomic(path: Path, text: str, *, temp_dir: Path | None = None,
     file system (a file in the project tree passes the plugin's own folder, so a kill
     before the rename leaves nothing a commit could pick up). `durable`: the folder is
     synced after the rename too, so the new file survives a power cut (intent records).
+    `follow_links=False`: a link at `path` is replaced by the file (`ralph ci --force`).
     """
-    target = real_target(path)
+    target = real_target(path) if follow_links else path
     folder = target.parent
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -276,8 +277,6 @@ def remove_stale_temps(folder: Path, prefix: str = ".") -> list[str]:
     """Remove the temp files of `write_atomic` in `folder` (named `<prefix>...`) whose writer
     is gone (a write killed before its rename); the names removed. A live writer's temp (its
     pid still runs) stays."""
-    from finesse.support.processes import pid_alive
-
     removed: list[str] = []
     try:
         entries = list(os.scandir(folder))
@@ -288,6 +287,8 @@ def remove_stale_temps(folder: Path, prefix: str = ".") -> list[str]:
         if (not entry.name.startswith(prefix) or len(parts) != 4 or parts[3] != "tmp"
                 or not parts[1].isdigit()):
             continue
+        from finesse.support.processes import pid_alive  # only when there is one
+
         if int(parts[1]) != os.getpid() and pid_alive(int(parts[1])):
             continue
         with contextlib.suppress(OSError):

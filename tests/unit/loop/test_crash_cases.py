@@ -297,3 +297,64 @@ def test_status_lists_an_interrupted_gate_step_and_the_next_stop_says_what_it_di
     assert "was interrupted" in (root / ".claude/ralph/finesse.log").read_text()
     code, _, err = run(capsys, "status", "--project", str(root))
     assert code == 0 and "interrupted" not in err
+
+
+# The one writer, killed at each of its steps --------------------------------------------------
+
+_WRITE = """
+import sys
+from pathlib import Path
+from finesse.support.files import write_atomic
+write_atomic(Path(sys.argv[1]), "new text\\n" * 1000, temp_dir=Path(sys.argv[2]), durable=True)
+"""
+
+
+def test_the_writer_killed_at_each_step_leaves_the_old_file_or_the_new_one(
+        tmp_path: Path) -> None:
+    from finesse.support.files import FAULT_ENV, remove_stale_temps
+
+    project = tmp_path / "project"
+    own = project / ".claude" / "ralph" / "tmp"
+    outcomes = []
+    for step in range(1, 6):
+        target = write(project, "tasks/todo.md", "old text\n")
+        target.chmod(0o640)
+        script = tmp_path / "write.py"
+        script.write_text(_WRITE)
+        code = run_python(f"import sys; sys.argv = ['', {str(target)!r}, {str(own)!r}]; "
+                          f"exec(open({str(script)!r}).read())", project,
+                          **{FAULT_ENV: str(step)})
+        text = target.read_text()
+        assert text in ("old text\n", "new text\n" * 1000), (step, text[:40])
+        assert stat.S_IMODE(target.stat().st_mode) == 0o640
+        assert sorted(path.name for path in (project / "tasks").iterdir()) == ["todo.md"]
+        remove_stale_temps(own)
+        assert not own.exists() or list(own.iterdir()) == []
+        outcomes.append((code, text == "old text\n"))
+    # killed after the temp file and after its bytes: the old file; after the rename and
+    # after the folder sync: the new one; a fifth step does not exist: not killed
+    assert outcomes == [(-9, True), (-9, True), (-9, False), (-9, False), (0, False)]
+
+
+def test_a_recovery_killed_half_way_is_finished_by_the_next_stop(
+        git_repo: Path, tmp_path: Path) -> None:
+    """Recovery is itself a gate step under the same intent: killed in the middle of
+    finishing the revert, the stop after it finishes it again."""
+    root = git_repo
+    claude = _gate_loop(root)
+    write(root, "broken.txt", "red\n")
+    git(root, "add", "broken.txt")
+    write(root, "red_new.txt", "made by the red iteration\n")
+    claude.stop("Approach: a first try")  # red: the repair is asked
+    faults = FaultyGit(tmp_path / "fault")
+    first = faults.run("stop", _stop_raw(root, "Approach: repair"), root, kill_on="restore")
+    second = faults.run("stop", _stop_raw(root, "Approach: again"), root, kill_on="ls-files")
+    assert first.killed and second.killed, (first, second)
+    output = claude.stop("Approach: the stop after both crashes").output()
+    assert output is not None and "its revert to" in output["systemMessage"], output
+    write(root, "good.txt", "green work\n")
+    claude.stop("Approach: good work")
+    assert "red_new.txt" not in _ever_committed(root)
+    assert not (root / "red_new.txt").exists()
+    assert "good.txt" in files_in(root)
+    assert store_for(root).load(SESSION) is not None

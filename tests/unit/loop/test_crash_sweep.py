@@ -95,6 +95,7 @@ class Scenario:
     green: dict[str, str] = field(default_factory=dict)  # committed work that must stay
     red: set[str] = field(default_factory=set)  # a red iteration's files: never committed
     kept: dict[str, str] = field(default_factory=dict)  # files that must stay as they are
+    committed: set[str] = field(default_factory=set)  # in HEAD at the end, whatever the kill
 
 
 def _stop_raw(reply: str) -> Callable[[Path], bytes]:
@@ -107,10 +108,10 @@ def _green_before(project: Project) -> None:
 
 
 def _green_after(project: Project) -> None:
+    project.write("broken.txt", "red\n")  # the work after the crash breaks the gate
     project.stop("Approach: the stop after the crash")
-    project.write("broken.txt", "red\n")
-    project.stop("Approach: broke it")  # red: repair
-    project.stop("Approach: still broken")  # reverted
+    project.stop("Approach: still broken")
+    project.stop("Approach: broken again")  # reverted by now, whichever stop it was
     project.write("green2.txt", "more green work\n")
     project.stop("Approach: green again")
 
@@ -175,21 +176,24 @@ def _ending_after(project: Project) -> None:
 
 SCENARIOS = [
     Scenario("green-commit", _green_before, "stop", _stop_raw("Approach: green"),
-             _green_after, green={"green.txt": "green work\n"},
-             red={"broken.txt"}),
+             _green_after, green={"green.txt": "green work\n",
+                                  "green2.txt": "more green work\n"},
+             red={"broken.txt"}, committed={"green2.txt"}),
     Scenario("red-revert", _red_before, "stop", _stop_raw("Approach: still red"), _red_after,
-             green={"good.txt": "green work\n"}, red={"broken.txt", "red_new.txt"}),
+             green={"good.txt": "green work\n"}, red={"broken.txt", "red_new.txt"},
+             committed={"good.txt"}),
     Scenario("repair", _repair_before, "stop", _stop_raw("Approach: broke it"), _repair_after,
-             green={"green.txt": "green work\n", "fixed.txt": "the repair\n"}),
+             green={"green.txt": "green work\n", "fixed.txt": "the repair\n"},
+             committed={"green.txt", "fixed.txt"}),
     Scenario("dirty-snapshot", _dirty_before, "prompt",
              lambda root: prompt_input(f"{START} --allow-dirty", SESSION, str(root)),
-             _dirty_after, green={"dirty.txt": "the user's work in progress\n",
-                                  "src/app.py": "print('v2, not committed yet')\n",
-                                  "green.txt": "green work\n"}),
+             _dirty_after, kept={"dirty.txt": "the user's work in progress\n",
+                                 "src/app.py": "print('v2, not committed yet')\n"},
+             committed={"dirty.txt", "green.txt"}),
     Scenario("notebook", _notebook_before, "stop", _stop_raw("Approach: one"),
              _notebook_after),
     Scenario("ending", _green_before, "stop", _stop_raw("Approach: done <promise>DONE</promise>"),
-             _ending_after, green={"green.txt": "green work\n"}),
+             _ending_after, green={"green.txt": "green work\n"}, committed={"green.txt"}),
 ]
 
 
@@ -264,10 +268,16 @@ def check_invariants(top: Path, scenario: Scenario, where: str) -> None:
     committed = set(git(top, "log", "--format=", "--name-only", "HEAD").splitlines())
     for name in scenario.red:
         assert f"app/{name}" not in committed, f"{where}: red {name} was committed"
+    in_head = set(git(top, "ls-tree", "-r", "--name-only", "HEAD").splitlines())
     for name, text in scenario.green.items():
-        assert (root / name).read_text() == text, f"{where}: green {name} lost"
-        if scenario.name != "dirty-snapshot" or name == "green.txt":
-            assert f"app/{name}" in committed, f"{where}: green {name} not committed"
+        # Committed green work is never reverted: once in a commit, in HEAD and the tree
+        # for good. (Work the killed hook had not committed yet is the iteration's, and the
+        # next stop judges it again: it may be red by then and reverted.)
+        if f"app/{name}" in committed:
+            assert f"app/{name}" in in_head, f"{where}: committed {name} reverted"
+            assert (root / name).read_text() == text, f"{where}: committed {name} changed"
+    for name in scenario.committed:
+        assert f"app/{name}" in in_head, f"{where}: {name} never committed"
     for name, text in scenario.kept.items():
         assert (root / name).read_text() == text, f"{where}: {name} lost"
     assert not [name for name in committed if name.endswith(".tmp")], where

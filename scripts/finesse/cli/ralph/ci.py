@@ -165,9 +165,7 @@ def command(project: str | None, plan_dir: str, output: str | None, to_stdout: b
         return 0
     target = _target(root, output, plan.session)
     check_target(target, plan, force=force, shown=_shown(target))
-    if target.is_symlink():  # --force replaces the link itself, never what it points at
-        target.unlink()
-    write_atomic(target, text)
+    write_atomic(target, text, follow_links=False)  # --force replaces a link, as it says
     count = sum(len(wave) for wave in plan.waves)
     longest = max(plan.job_minutes(wave) for wave in plan.waves)
     click.echo(f"Wrote {_shown(target)}: {count} sub-workflow(s) in {len(plan.waves)} "

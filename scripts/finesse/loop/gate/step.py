@@ -9,9 +9,10 @@ happened; `engine.decide` turns it into counters, ending rules and the next prom
 Crash safety (docs/design.md): before a commit or a revert touches git, the step writes an
 intent record (`finesse.state.intents`) naming the action, the iteration, the base and the
 gate's results. A stop (or `ralph run`) that finds one still live for the state it loaded
-runs no gate: it finishes the interrupted action (each is idempotent: a commit is looked
-for in git by its trailer before it is made again; a revert is simply run again) and
-answers with that step, so the iteration is counted, noted and committed once.
+finishes or rolls back the interrupted action first: a commit git has made (found by its
+trailer) is this stop's step, one never made is rolled back and the gate runs again; a
+revert is run again to its end (it is idempotent) and is this stop's step. So the
+iteration is counted, noted and committed once, and never with work the gate has not seen.
 """
 
 from __future__ import annotations
@@ -130,10 +131,13 @@ def _clear_own_lock(root: Path, record: dict[str, Any]) -> None:
     remove_stale_lock(index, written, owner_alive=pid != os.getpid() and pid_alive(pid))
 
 
-def _finish(record: dict[str, Any], state: LoopState, root: Path, run: Runner) -> GateStep:
-    """The interrupted step, finished: its commit found in git or made, its revert run again
-    (restoring what is restored already changes nothing; what is left of the iteration's
-    files is removed)."""
+def _finish(record: dict[str, Any], state: LoopState, root: Path,
+            run: Runner) -> GateStep | None:
+    """The interrupted step, finished: a commit git has already made is taken as this
+    stop's step; a revert is run again (restoring what is restored already changes
+    nothing; what is left of the iteration's files is removed), since a half-reverted tree
+    must never be judged, let alone committed. None: rolled back instead, a commit that was
+    never made (the tree may hold more by now, and the gate judges it again)."""
     _clear_own_lock(root, record)
     results = _results(record)
     action = record.get("action")
@@ -143,13 +147,10 @@ def _finish(record: dict[str, Any], state: LoopState, root: Path, run: Runner) -
                         "unreadable; nothing was committed or reverted: check `git status`")
     if action == "commit":
         found = trail.iteration_commit(root, state.loop_id, state.iteration, base)
-        if found is not None:
-            step = GateStep(results, "committed", commit=found)
-            said = f"its commit {found[:12]} was made already"
-        else:
-            step = _commit(state, root, results, str(record.get("summary", "")), base)
-            said = (f"it was committed now as {step.commit[:12]}" if step.commit
-                    else "it had nothing to commit")
+        if found is None:
+            return None
+        step = GateStep(results, "committed", commit=found)
+        said = f"its commit {found[:12]} was made already"
     else:
         step = _revert(state, root, results, base, run)
         said = f"its revert to {base[:12]} was finished"
@@ -180,12 +181,16 @@ def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
             return GateStep(_results(pending) or [], "error", error=moved)
         _remove_own_temps(state, root)
         try:
-            step = _finish(pending, state, root, run)
+            finished = _finish(pending, state, root, run)
         except FinesseError as err:
-            step = GateStep(_results(pending) or [], "error", error=str(err))
-        if log is not None and step.recovered:
-            log(f"loop {state.loop_id}: {step.recovered}")
-        return step
+            finished = GateStep(_results(pending) or [], "error", error=str(err))
+        if finished is not None:
+            if log is not None and finished.recovered:
+                log(f"loop {state.loop_id}: {finished.recovered}")
+            return finished
+        if log is not None:
+            log(f"loop {state.loop_id}: the gate step of iteration {state.iteration} was "
+                "interrupted before its commit: the gate is run again")
     results = run(gate.commands, root)
     moved = _branch_moved(gate, root)
     if moved:
