@@ -4,6 +4,7 @@ order, conflicts, hooks that fail a merge, and a run picked up again after a sto
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import time
@@ -374,3 +375,19 @@ def test_a_merge_of_the_graph_left_unfinished_is_undone_and_no_other(git_repo: P
                                "demo)' a stopped run left")
     assert (status(git_repo), (git_repo / "mine.txt").read_text()) == (
         "?? mine.txt\n", "the user's\n")
+
+
+def test_an_unreadable_progress_record_is_moved_aside_and_the_run_goes_on(
+    git_repo: Path
+) -> None:
+    from finesse.headless import graph_progress
+
+    loaded = plan(git_repo, *THREE)
+    record = graph_progress.progress_path(git_repo, "demo")
+    record.parent.mkdir(parents=True)
+    record.write_bytes(b"\xff{ not json")
+    done = run(git_repo, loaded, FakeLoops())
+    assert (done.exit_code, [row.outcome for row in done.rows]) == (
+        0, ["success (verified)"] * 3)
+    assert record.with_name("demo.json.unreadable").read_bytes() == b"\xff{ not json"
+    assert set(json.loads(record.read_text())["tasks"]) == {"alpha", "beta", "gamma"}
