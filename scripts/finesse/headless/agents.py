@@ -41,7 +41,9 @@ def without_agent(state: LoopState) -> LoopState:
 def end_left_agent(store: LoopStore, state: LoopState, say: Callable[[str], None]) -> None:
     """End the agent recorded in the loop's state, left running by a driver that died, before
     another starts: only if it is provably that agent (its start time, and on Linux the
-    loop's id in its environment); one line saying what was done. Called under the lock."""
+    loop's id in its environment); one line saying what was done. Called by the loop's one
+    driver (`runner.driving`), not under the loop's lock, which the wait for the agent to end
+    would hold for seconds; the record is cleared under it afterwards."""
     assert state.headless is not None and state.headless.agent is not None
     agent = state.headless.agent
     done = survivors.end_recorded(agent.pid, agent.identity, KILL_GRACE_SECONDS,
@@ -60,4 +62,8 @@ def end_left_agent(store: LoopStore, state: LoopState, say: Callable[[str], None
         raise StateError(line)
     if line:
         say(line)
-    store.save(without_agent(state))
+    with store.locked(state.session_id):
+        current = store.load(state.session_id)
+        if current is not None and current.headless is not None \
+                and current.headless.agent == agent:
+            store.save(without_agent(current))

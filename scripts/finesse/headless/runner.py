@@ -117,10 +117,10 @@ def _drive(store: LoopStore, run_id: str, cancel: Cancel, progress: Progress | N
     environment = dict(os.environ if env is None else env)
     with store.locked(run_id):
         state = store.load(run_id)
-        if state is not None and state.headless is not None and state.headless.agent:
-            end_left_agent(store, state, shown.say)
     if state is None or state.headless is None:
         raise ValueError(f"no active headless loop {run_id}")
+    if state.headless.agent is not None:
+        end_left_agent(store, state, shown.say)
     loop_id = state.loop_id
     prompt = loop_prompt(state)
     while True:

@@ -4,6 +4,7 @@ order, conflicts, hooks that fail a merge, and a run picked up again after a sto
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import time
@@ -374,3 +375,61 @@ def test_a_merge_of_the_graph_left_unfinished_is_undone_and_no_other(git_repo: P
                                "demo)' a stopped run left")
     assert (status(git_repo), (git_repo / "mine.txt").read_text()) == (
         "?? mine.txt\n", "the user's\n")
+
+
+def test_an_unreadable_progress_record_is_moved_aside_and_the_run_goes_on(
+    git_repo: Path
+) -> None:
+    from finesse.headless import graph_progress
+
+    loaded = plan(git_repo, *THREE)
+    record = graph_progress.progress_path(git_repo, "demo")
+    record.parent.mkdir(parents=True)
+    record.write_bytes(b"\xff{ not json")
+    done = run(git_repo, loaded, FakeLoops())
+    assert (done.exit_code, [row.outcome for row in done.rows]) == (
+        0, ["success (verified)"] * 3)
+    assert record.with_name("demo.json.unreadable").read_bytes() == b"\xff{ not json"
+    assert set(json.loads(record.read_text())["tasks"]) == {"alpha", "beta", "gamma"}
+
+
+def test_a_run_stopped_between_a_merge_and_its_worktrees_removal_removes_it_next_time(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = plan(git_repo, *THREE)
+    removed = worktrees.remove_worktree
+
+    def die(root: Path, path: Path) -> str:
+        raise Died
+
+    monkeypatch.setattr(worktrees, "remove_worktree", die)
+    with pytest.raises(Died):
+        run(git_repo, loaded, FakeLoops())
+    monkeypatch.setattr(worktrees, "remove_worktree", removed)
+    assert (git_repo / worktrees.WORKTREES / "demo" / "alpha").is_dir()
+    again = FakeLoops()
+    done = run(git_repo, loaded, again)
+    assert [row.outcome for row in done.rows] == [
+        "merged before", "success (verified)", "success (verified)"]
+    assert (again.seen, done.exit_code) == (["beta", "gamma"], 0)
+    assert not (git_repo / worktrees.WORKTREES).exists()
+    assert status(git_repo) == ""
+
+
+def test_a_branch_of_the_graph_whose_worktree_was_removed_gets_it_back(git_repo: Path) -> None:
+    loaded = plan(git_repo, *THREE)
+
+    def die(task: Task, cancel: Cancel) -> None:
+        raise Died
+
+    with pytest.raises(Died):
+        run(git_repo, loaded, FakeLoops(hook=die), jobs=1)
+    alpha = git_repo / worktrees.WORKTREES / "demo" / "alpha"
+    write(alpha, "alpha/half.txt", "half done\n")
+    git(alpha, "add", "-A")
+    git(alpha, "commit", "-q", "-m", "half of alpha")
+    git(git_repo, "worktree", "remove", "--force", str(alpha))
+    again = FakeLoops(expects={"alpha": ["alpha/half.txt"]})
+    done = run(git_repo, loaded, again)
+    assert (done.exit_code, sorted(again.seen)) == (0, ["alpha", "beta", "gamma"])
+    assert git(git_repo, "show", "HEAD:alpha/half.txt") == "half done"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,14 @@ from tests.helpers.graphs import workflow as graph_workflow
 from tests.helpers.repo import git, project_status, write
 from tests.helpers.run_faults import FaultyGit
 from tests.helpers.streams import FakeClaude
-from tests.unit.headless.test_kills import RALPH, gone, merged_tasks, ralph_env
+from tests.unit.headless.test_kills import (
+    RALPH,
+    gone,
+    kill_when_started,
+    merged_tasks,
+    ralph_env,
+    start_ralph,
+)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the faulty git reads its caller from /proc")
@@ -225,3 +233,48 @@ def test_the_faulty_git_kills_only_its_ralph(tmp_path: Path) -> None:
                       "time.sleep(30)")
     done = subprocess.run([sys.executable, str(script)], env=env, timeout=60)
     assert (done.returncode, faulty.killed) == (-9, ["1 --version"])
+
+
+def agent_killed_once(root: Path, tmp: Path, mode: str, iteration: int) -> None:
+    """`ralph run` killed while the agent of `iteration` works, an agent that ignores SIGTERM
+    (so it outlives its `ralph run` even on Linux), then resumed: the resumed loop ends it
+    before it starts another."""
+    for name, text in USER_FILES.items():
+        write(root, name, text)
+    marker = tmp / "started"
+    script = agent_script()
+    script[iteration - 1] = {"events": [s.init()], "touch": str(marker), "sleep": 120,
+                             "ignore_term": True}
+    claude = FakeClaude(tmp / "bin", script)
+    process = start_ralph(root, "run", "--claude-bin", str(claude.path), "Make out.txt",
+                          "--completion-promise", "DONE", *MODES[mode])
+    try:
+        kill_when_started(process, marker)
+        again = subprocess.run([*RALPH, "resume"], cwd=root, env=ralph_env(),
+                               capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "ended the agent (claude pid" in again.stdout
+        check_agents(claude)
+    finally:
+        for call in claude.calls:
+            if not gone(call["pid"]):
+                os.kill(call["pid"], signal.SIGKILL)
+    assert [loop["outcome"] for loop in loop_records(root)] == ["success"]
+    for name, text in USER_FILES.items():
+        assert (root / name).read_text() == text
+    check_git(root)
+
+
+def test_a_run_killed_while_its_second_agent_works_resumes_with_one_agent(
+    tmp_path: Path
+) -> None:
+    agent_killed_once(fresh_project(tmp_path, "project"), tmp_path, "gate", 2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("iteration", [1, 2])
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_run_killed_while_each_agent_works_resumes_with_one_agent(
+    tmp_path: Path, mode: str, iteration: int
+) -> None:
+    agent_killed_once(fresh_project(tmp_path, "project"), tmp_path, mode, iteration)

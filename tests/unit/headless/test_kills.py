@@ -186,27 +186,32 @@ def merged_tasks(root: Path) -> list[str]:
     return sorted(name.split("/")[0] for name in names)
 
 
-def test_a_graph_killed_during_wave_one_runs_it_again_and_never_calls_it_merged(
-    git_repo: Path, tmp_path: Path, survivors: list[int]
+@pytest.mark.parametrize("working", [1, 2, 3])  # alpha, beta (wave 1), gamma (wave 2)
+def test_a_graph_killed_while_an_agent_works_runs_it_again_and_never_calls_it_merged(
+    git_repo: Path, tmp_path: Path, survivors: list[int], working: int
 ) -> None:
     # Issue 19, point 5: wave 1's fresh branches still pointed at the start commit, so the run
     # again counted them "merged before", skipped wave 1, and exited 0 saying every
     # sub-workflow succeeded and was merged.
     graph_plan(git_repo)
     marker = tmp_path / "started"
-    claude = FakeClaude(tmp_path / "bin", [
+    claude = FakeClaude(tmp_path / "bin", [finished()] * (working - 1) + [
         {"events": [s.init()], "touch": str(marker), "sleep": 120}] + [finished()] * 3)
     args = ("run", "--claude-bin", str(claude.path), "--graph", "finesse-plans/demo",
             "--jobs", "1")
     process = start_ralph(git_repo, *args)
     kill_when_started(process, marker)
-    survivors.append(claude.calls[0]["pid"])
+    survivors.append(claude.calls[-1]["pid"])
+    merged = merged_tasks(git_repo)
     again = subprocess.run([*RALPH, *args], cwd=git_repo, env=ralph_env(),
                            capture_output=True, text=True, timeout=240)
     said = again.stdout + again.stderr
     assert again.returncode == 0, said
     assert merged_tasks(git_repo) == ["alpha", "beta", "gamma"], said
-    assert "merged before" not in said
+    before = [line.split()[2].rstrip(":") for line in again.stdout.splitlines()
+              if line.endswith(": merged before")]
+    assert (before, merged) == ((["alpha", "beta"], ["alpha", "beta"]) if working == 3
+                                else ([], [])), said
     assert "every sub-workflow succeeded and was merged" in said
-    assert [call["overlap"] for call in claude.calls] == [False] * 4
+    assert [call["overlap"] for call in claude.calls] == [False] * 4  # each task once more
     assert project_status(git_repo) == ""

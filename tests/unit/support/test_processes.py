@@ -7,6 +7,7 @@ own, the whole group ended gently then forcibly, and an exit seen without reapin
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -233,3 +234,17 @@ def test_a_child_started_to_die_with_its_parent_does() -> None:
     while survivors.process_identity(pid) == identity and time.monotonic() < deadline:
         time.sleep(0.05)
     assert survivors.process_identity(pid) != identity
+
+
+@pytest.mark.skipif(os.name == "nt" or shutil.which("ps") is None, reason="POSIX ps")
+def test_the_identity_ps_gives_is_stable_and_ends_with_the_process() -> None:
+    # The identity macOS and the BSDs get (Linux reads /proc), here from Linux's own ps.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        first = survivors._ps_identity(child.pid)
+        assert first is not None and first.startswith("ps:")
+        assert survivors._ps_identity(child.pid) == first
+    finally:
+        child.kill()
+        child.wait()
+    assert survivors._ps_identity(child.pid) is None
