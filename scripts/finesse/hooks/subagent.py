@@ -13,7 +13,8 @@ alone.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, BinaryIO, TextIO
 
 from finesse.hooks.boundary import run_hook
@@ -50,6 +51,21 @@ def _store(fields: dict[str, Any], env: Mapping[str, str], cwd: str) -> LoopStor
                                                   else cwd)))
 
 
+@contextmanager
+def _judge_loop(raw: bytes, env: Mapping[str, str], cwd: str,
+                ) -> Iterator[tuple[dict[str, Any], LoopStore, LoopState] | None]:
+    """The event's fields, the store and the session's judge-mode loop, read under the
+    session's lock (held until the block ends); None when the event is not ours."""
+    fields = _input(raw)
+    if fields is None:
+        yield None
+        return
+    store = _store(fields, env, cwd)
+    with store.locked(fields["session_id"]):
+        state = store.load(fields["session_id"])
+        yield None if state is None or state.judge is None else (fields, store, state)
+
+
 def _seen(store: LoopStore, state: LoopState) -> steps.Seen:
     tree = judge_watch.tree(store.paths.root, state.baseline_commit)
     return steps.Seen(utcnow(), tree.fingerprint, tree.changed)
@@ -63,16 +79,12 @@ def _save(store: LoopStore, step: steps.Step) -> None:
 
 
 def handle_start(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
-    fields = _input(raw)
-    if fields is None:
-        return None
-    store = _store(fields, env, cwd)
-    session, agent = fields["session_id"], fields["agent_id"]
-    with store.locked(session):
-        state = store.load(session)
-        if state is None or state.judge is None:
+    with _judge_loop(raw, env, cwd) as found:
+        if found is None:
             return None
-        stopping = store.cancel_requested(session)
+        fields, store, state = found
+        agent = fields["agent_id"]
+        stopping = store.cancel_requested(fields["session_id"])
         if stopping:
             return add_context("SubagentStart", STOPPING.format(why=stopping))
         seen = _seen(store, state)
@@ -127,19 +139,14 @@ def _judge_stop(store: LoopStore, state: LoopState, message: str,
 
 
 def handle_stop(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
-    fields = _input(raw)
-    if fields is None:
-        return None
-    store = _store(fields, env, cwd)
-    session, agent = fields["session_id"], fields["agent_id"]
-    message = fields.get("last_assistant_message")
-    message = message if isinstance(message, str) else ""
-    transcript = fields.get("agent_transcript_path")
-    with store.locked(session):
-        state = store.load(session)
-        if state is None or state.judge is None:
+    with _judge_loop(raw, env, cwd) as found:
+        if found is None:
             return None
-        kind = steps.role(state, agent, fields["agent_type"])
+        fields, store, state = found
+        message = fields.get("last_assistant_message")
+        message = message if isinstance(message, str) else ""
+        transcript = fields.get("agent_transcript_path")
+        kind = steps.role(state, fields["agent_id"], fields["agent_type"])
         if not kind:
             return None  # not counted: an extra or reused agent
         usage = judge_watch.agent_usage(transcript if isinstance(transcript, str) else None,

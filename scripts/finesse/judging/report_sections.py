@@ -6,6 +6,7 @@ few lines for the banner and `ralph status`. Pure text functions; "" for other l
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 
 from finesse.judging.records import Attempt
@@ -74,16 +75,21 @@ def _json_block(value: object) -> list[str]:
     return [f"{fence}json", text, fence]
 
 
+def _agent_lines(role: str, agent_id: str, started: datetime | None, ended: datetime | None,
+                 problems: Sequence[str], answer: object | None) -> list[str]:
+    """A worker's or a judge's part of an attempt: who ran how long (when one ran), its
+    contract problems, its JSON."""
+    lines = [f"- {role} `{agent_id}`, {_seconds(started, ended)}"] if agent_id else []
+    lines += [f"  - contract problem: {problem}" for problem in problems]
+    return lines + (_json_block(answer) if answer is not None else [])
+
+
 def _attempt(attempt: Attempt) -> list[str]:
     lines = ["", f"### Attempt {attempt.number}: {attempt.result or 'open'}", ""]
     if attempt.note:
         lines.append(f"- Why: {attempt.note}")
-    lines.append(f"- Worker `{attempt.worker_id or '-'}`, "
-                 f"{_seconds(attempt.worker_started_at, attempt.worker_ended_at)}")
-    for problem in attempt.worker_problems:
-        lines.append(f"  - contract problem: {problem}")
-    if attempt.worker is not None:
-        lines += _json_block(attempt.worker)
+    lines += _agent_lines("Worker", attempt.worker_id or "-", attempt.worker_started_at,
+                          attempt.worker_ended_at, attempt.worker_problems, attempt.worker)
     if attempt.verification:
         lines.append("- The plugin's verifier run:")
         for result in attempt.verification:
@@ -95,13 +101,8 @@ def _attempt(attempt: Attempt) -> list[str]:
             f"`{name}`" for name in attempt.protect_changed))
     for why in attempt.void:
         lines.append(f"- A verdict did not count: {why}")
-    if attempt.judge_id:
-        lines.append(f"- Judge `{attempt.judge_id}`, "
-                     f"{_seconds(attempt.judge_started_at, attempt.judge_ended_at)}")
-    for problem in attempt.judge_problems:
-        lines.append(f"  - contract problem: {problem}")
-    if attempt.verdict is not None:
-        lines += _json_block(attempt.verdict)
+    lines += _agent_lines("Judge", attempt.judge_id, attempt.judge_started_at,
+                          attempt.judge_ended_at, attempt.judge_problems, attempt.verdict)
     for change in attempt.outside_changes:
         lines.append(f"- Changed outside a worker: {change}")
     return lines

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from finesse.errors import UsageError
-from finesse.support.files import FileProblem, read_text
+from finesse.support.files import read_text_if_present
 
 CONFIG = ".finesse/config.json"
 CONFIG_LIMIT = 256 * 1024
@@ -19,12 +19,9 @@ CONFIG_LIMIT = 256 * 1024
 def read_config(root: Path) -> dict[str, Any]:
     """The config as a JSON object, {} when there is none; a one-line UsageError naming the
     file when it is not a readable JSON object (a FIFO is refused, never opened)."""
-    try:
-        text = read_text(root / CONFIG, subject=CONFIG, limit=CONFIG_LIMIT)
-    except FileProblem as err:
-        if err.kind == "missing":
-            return {}
-        raise
+    text = read_text_if_present(root / CONFIG, subject=CONFIG, limit=CONFIG_LIMIT)
+    if text is None:
+        return {}
     try:
         found = json.loads(text)
     except (ValueError, RecursionError):

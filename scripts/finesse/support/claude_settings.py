@@ -11,7 +11,7 @@ from typing import Any
 
 from finesse.errors import UsageError
 from finesse.support import json_text
-from finesse.support.files import FileProblem, read_text, write_atomic
+from finesse.support.files import read_text_if_present, write_atomic
 
 MARK = "statusline"  # our command is `.../ralph statusline ...`
 
@@ -24,12 +24,9 @@ def settings_files(root: Path, home: Path) -> list[Path]:
 def load(path: Path) -> dict[str, Any]:
     """A settings file's object; {} when absent; a UsageError when it is not JSON (it is
     the user's file: never overwritten then)."""
-    try:
-        text = read_text(path, subject=str(path), limit=4 * 1024 * 1024)
-    except FileProblem as err:
-        if err.kind == "missing":
-            return {}
-        raise
+    text = read_text_if_present(path, subject=str(path), limit=4 * 1024 * 1024)
+    if text is None:
+        return {}
     try:
         data = json_text.loads(text)
     except json_text.TooDeep:

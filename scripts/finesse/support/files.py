@@ -124,6 +124,16 @@ def read_text(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES,
         raise FileProblem(f"{subject}: not UTF-8 text; save it as UTF-8", "not-utf8") from None
 
 
+def read_text_if_present(path: Path, *, subject: str, limit: int = MAX_TEXT_BYTES) -> str | None:
+    """`read_text`, or None when there is no such file (the user's optional files)."""
+    try:
+        return read_text(path, subject=subject, limit=limit)
+    except FileProblem as err:
+        if err.kind == "missing":
+            return None
+        raise
+
+
 def open_regular(path: Path) -> BinaryIO | None:
     """`path` opened for reading when it is a regular file, else None (missing, unreadable,
     a directory, a FIFO, a device: nothing blocks, nothing raises). The caller closes it."""
