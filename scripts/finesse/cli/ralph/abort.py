@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import click
 
-from finesse.cli.ralph.cancel import stop
+from finesse.cli.ralph.cancel import stop, which_loops
 from finesse.cli.ralph.common import project_option
 
 
 @click.command("abort")
 @project_option
-@click.option("--session", "session_id", default=None, help="Abort this session's loop.")
-@click.option("--all", "abort_all", is_flag=True, help="Abort every loop of the project.")
-def command(project: str | None, session_id: str | None, abort_all: bool) -> None:
+@which_loops("Abort")
+def command(project: str | None, session_id: str | None, every: bool) -> None:
     """Abort a loop now (never resumable): the one active loop, one session's, or --all."""
-    stop(project, session_id, abort_all, by="`ralph abort`")
+    stop(project, session_id, every, by="`ralph abort`")

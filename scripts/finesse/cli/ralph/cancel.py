@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import click
 
 from finesse.cli.ralph.common import project_option, store_for
@@ -9,14 +12,25 @@ from finesse.loop.lifecycle import stop_loop
 from finesse.state.paths import is_valid_session_id
 from finesse.state.store import utcnow
 
+Command = TypeVar("Command", bound=Callable[..., None])
+
+
+def which_loops(verb: str) -> Callable[[Command], Command]:
+    """`--session ID` and `--all`, the choice of loops `ralph cancel` and `ralph abort` take."""
+    def options(function: Command) -> Command:
+        function = click.option("--all", "every", is_flag=True,
+                                help=f"{verb} every loop of the project.")(function)
+        return click.option("--session", "session_id", default=None,
+                            help=f"{verb} this session's loop.")(function)
+    return options
+
 
 @click.command("cancel")
 @project_option
-@click.option("--session", "session_id", default=None, help="Cancel this session's loop.")
-@click.option("--all", "cancel_all", is_flag=True, help="Cancel every loop of the project.")
-def command(project: str | None, session_id: str | None, cancel_all: bool) -> None:
+@which_loops("Cancel")
+def command(project: str | None, session_id: str | None, every: bool) -> None:
     """Cancel a loop now: the one active loop, one session's, or --all."""
-    stop(project, session_id, cancel_all, by="`ralph cancel`")
+    stop(project, session_id, every, by="`ralph cancel`")
 
 
 def stop(project: str | None, session_id: str | None, every: bool, *, by: str) -> None:
