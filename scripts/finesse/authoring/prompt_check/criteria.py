@@ -10,7 +10,7 @@ from finesse.authoring.prompt_check.holdback import NEGATED_CLAIM
 from finesse.authoring.prompt_check.phase_model import Phase
 from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
 from finesse.authoring.prompt_check.quality import vague_word as vague_word  # spec_fields
-from finesse.authoring.prompt_check.structure import PromiseTag, Prompt, inline_criteria
+from finesse.authoring.prompt_check.reading import PromiseTag, Prompt, inline_criteria
 from finesse.authoring.prompt_check.vocabulary import (
     ARROW,
     CODE_SPAN,

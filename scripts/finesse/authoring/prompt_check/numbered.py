@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from finesse.authoring.prompt_check.cold_start import cold_start_lines
 from finesse.authoring.prompt_check.commands import invocation
 from finesse.authoring.prompt_check.document import Block, Document, Line
+from finesse.authoring.prompt_check.opening import cold_start_lines
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,

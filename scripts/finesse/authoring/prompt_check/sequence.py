@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from itertools import dropwhile
 
-from finesse.authoring.prompt_check.cold_start import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence, first_list
+from finesse.authoring.prompt_check.opening import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from finesse.authoring.prompt_check.attributes import ATTRIBUTES
 from finesse.authoring.prompt_check.layout import prompt_only
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.registry import RULES
 from finesse.support.files import read_text, shown_name
 from finesse.support.strict import StrictModel
 
@@ -50,11 +50,11 @@ def validate_prompt(text: str, *, promise: str | None = None) -> ValidationRepor
     """Check a loop prompt; with `promise`, its completion promise must be that text."""
     prompt = Prompt(text, promise)
     results = []
-    for attribute in ATTRIBUTES:
-        verdict = attribute.check(prompt)
+    for rule in RULES:
+        verdict = rule.check(prompt)
         results.append(AttributeResult(
-            id=attribute.id,
-            key=attribute.key,
+            id=rule.id,
+            key=rule.key,
             passed=verdict.passed,
             evidence=verdict.line.evidence() if verdict.line else None,
             fix="" if verdict.passed else verdict.fix,

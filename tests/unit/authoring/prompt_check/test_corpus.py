@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.authoring.prompt_check.attributes import ATTRIBUTES
+from finesse.authoring.prompt_check.registry import RULES
 from finesse.authoring.prompt_check.validate import validate_file
 
 HERE = Path(__file__).parent
@@ -51,8 +51,8 @@ BLIND7 = HERE / "corpus_blind7"
 BLIND8 = HERE / "corpus_blind8"
 BLIND9 = HERE / "corpus_blind9"
 BLIND10 = HERE / "corpus_blind10"
-KEYS = [attribute.key for attribute in ATTRIBUTES]
-KEY_OF = {attribute.id: attribute.key for attribute in ATTRIBUTES}
+KEYS = [rule.key for rule in RULES]
+KEY_OF = {rule.id: rule.key for rule in RULES}
 # name -> the keys it lacks
 LABELS: dict[str, list[str]] = json.loads((CORPUS / "labels.json").read_text())
 

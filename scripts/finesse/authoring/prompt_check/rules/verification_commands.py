@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 
-from finesse.authoring.prompt_check.cold_start import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.commands import (
     block_commands,
     command_texts,
@@ -33,7 +32,9 @@ from finesse.authoring.prompt_check.commands import (
 )
 from finesse.authoring.prompt_check.criteria import phase_verified
 from finesse.authoring.prompt_check.document import Document, Line
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.opening import cold_start_lines, is_cold_start
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     PHASE_WORDS,
@@ -95,7 +96,7 @@ _WORD = re.compile(r"[\w+-]+")
 FIX = "add 'Run `<test command>` after every change.'"
 
 
-def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
+def verification_commands_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """Whether a rule names the command(s) to run after every change, in a sentence or in
     the list under an "After every change" label: (passed, its line, the fix)."""
     doc = prompt.doc
@@ -225,3 +226,25 @@ def _under_commands(doc: Document, index: int) -> bool:
     position = {id(block): at for at, block in enumerate(doc.blocks)}
     return any(block_commands(doc, position[id(block)])
                for block in doc.section(position[id(over[0])]))
+
+
+def check(prompt: Prompt) -> Verdict:
+    return Verdict.of(*verification_commands_found(prompt))
+
+
+RULE = Rule(
+    id=5,
+    key="verification-commands",
+    definition=("Don't assume the agent will figure out how to check its work: \"After each "
+                "change, run npm test and npm run lint. If either fails, fix before moving on.\""),
+    check=check,
+    passes=(
+        "Run `pytest -q` after every change. Fix failures before moving on.\n",
+        ("After each change, run npm test and npm run lint. If either fails, fix before moving "
+         "on.\n"),
+    ),
+    fails=(
+        "Make sure everything works.\n",
+        "Test your changes when you think they are ready.\n",
+    ),
+)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Line
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
     LIMITS,
     NUMBER_WORDS,
@@ -50,7 +51,7 @@ OTHER_ITERATIONS = re.compile(
 _EXPLICIT = LIMITS[:-1]
 
 
-def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
+def iteration_limit_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """Whether the prompt caps the loop at most 25 iterations: (passed, the line that shows
     it or what is wrong, the fix)."""
     doc = prompt.doc
@@ -158,3 +159,26 @@ def _under_a_limit_heading(prompt: Prompt) -> dict[int, tuple[int, Line]]:
             value = number_value(number.group(1))
             return {line.number * 1000 + value: (value, line)}
     return {}
+
+
+def check(prompt: Prompt) -> Verdict:
+    return Verdict.of(*iteration_limit_found(prompt))
+
+
+RULE = Rule(
+    id=9,
+    key="iteration-limit",
+    definition=("If the task can't converge in 25 iterations, it should have been decomposed "
+                "during the Scope Analysis phase. If you reach plan construction with an estimate "
+                "over 25, revisit scope analysis."),
+    check=check,
+    passes=(
+        "Max iterations: 12\n",
+        ("If unable to make progress after 10 iterations, document blockers and output "
+         "<promise>BLOCKED</promise>.\n"),
+    ),
+    fails=(
+        "Max iterations: 40\n",
+        "Keep looping forever until it works.\n",
+    ),
+)

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict, failed, passed
 
 _I = re.IGNORECASE
 _EXTENSIONS = (
@@ -182,3 +184,40 @@ def opens_everything(doc: Document) -> Line | None:
         if _EVERYWHERE.search(sentence.text) and not _BUT_LIMITED.search(sentence.text):
             return sentence.line_at()
     return None
+
+
+def check(prompt: Prompt) -> Verdict:
+    opened = opens_everything(prompt.doc)
+    if opened is not None:
+        return failed(opened, "name the paths the work is in and the paths to leave alone "
+                             "instead of opening the whole repository")
+    scope = find_scope(prompt.doc)
+    out_line = scope.out_of_scope[0][1] if scope.out_of_scope else scope.rest_is_out
+    if scope.in_scope and out_line is not None:
+        return passed(out_line)
+    if scope.in_scope:
+        return failed(scope.in_scope[0][1], "say which paths to leave alone, e.g. "
+                                           "'Out of scope: `migrations/`, `vendor/`'")
+    if out_line is not None:
+        return failed(out_line, "say which paths the work is in, e.g. 'In scope: `src/app/`, "
+                               "`tests/`'")
+    return failed(None, "name the paths that matter and the paths to leave alone, e.g. "
+                       "'In scope: `src/app/`. Out of scope: `migrations/`'")
+
+
+RULE = Rule(
+    id=7,
+    key="scoped-context",
+    definition=("Tell the agent which files matter and which to leave alone: \"The relevant "
+                "files are src/api/, src/models/, and tests/api/. Do not modify anything in "
+                "src/ui/.\""),
+    check=check,
+    passes=(
+        "In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.\n",
+        "The relevant files are src/api/ and tests/api/. Do not modify anything in src/ui/.\n",
+    ),
+    fails=(
+        "Change whatever you need to, anywhere in the repository.\n",
+        "The relevant files are src/api/ and tests/api/.\n",
+    ),
+)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Document, Line
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     GUARDRAIL,
@@ -61,7 +62,7 @@ _TO_GET_PAST = re.compile(
     r"stubborn|annoy\w*|block\w*|welded|whatever)\b", _I)
 
 
-def guardrails(prompt: Prompt) -> tuple[bool, Line | None, str]:
+def guardrails_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """(passed, the line that shows it, the fix)."""
     doc = prompt.doc
     forbidding = _forbidding_items(doc)
@@ -132,3 +133,26 @@ def _under_prohibiting_key(doc: Document, index: int) -> bool:
     number = doc.blocks[first].first.number
     above = doc.lines[number - 2].text.replace("_", " ").strip() if number > 1 else ""
     return above.endswith(":") and bool(PROHIBITION_TITLE.search(above))
+
+
+def check(prompt: Prompt) -> Verdict:
+    return Verdict.of(*guardrails_found(prompt))
+
+
+RULE = Rule(
+    id=6,
+    key="guardrails",
+    definition=("Explicit \"Do NOT\" rules based on known pitfalls: \"Do NOT rewrite files from "
+                "scratch. Make targeted edits.\" \"Do NOT delete existing tests to make the suite "
+                "pass.\""),
+    check=check,
+    passes=(
+        ("- Do NOT rewrite files from scratch. Make targeted edits.\n- Do NOT delete existing tests"
+         " to make the suite pass.\n"),
+        "Never add dependencies.\n",
+    ),
+    fails=(
+        "Try to keep the code tidy.\n",
+        "Do not add dependencies. If a test is in the way, just delete it.\n",
+    ),
+)
