@@ -63,12 +63,19 @@ class PromiseTag:
 
 
 class Prompt:
-    """A parsed prompt, the promise the loop expects, and the structures that several checks
-    share, each found once."""
+    """A parsed prompt, the flags the loop runs it with (when the caller knows them), and the
+    structures that several checks share, each found once.
 
-    def __init__(self, text: str, promise: str | None = None) -> None:
+    `promise` is the loop's --completion-promise: the Stop hook ends the loop on
+    `<promise>TEXT</promise>` with that TEXT (whitespace collapsed) and on nothing else.
+    `max_iterations` is its --max-iterations: the loop stops there whatever the text says.
+    """
+
+    def __init__(self, text: str, promise: str | None = None,
+                 max_iterations: int | None = None) -> None:
         self.doc = Document.parse(text)
-        self.promise = promise
+        self.promise = None if promise is None else collapse_whitespace(promise)
+        self.max_iterations = max_iterations
 
     @cached_property
     def tags(self) -> list[PromiseTag]:

@@ -26,6 +26,14 @@ class Verdict:
     passed: bool
     line: Line | None
     fix: str = ""
+    flag: str = ""  # the loop's flag read instead of a line: "--max-iterations 12"
+
+    @property
+    def evidence(self) -> str | None:
+        """What the verdict read: "line N: <that line, trimmed>", or the loop's flag."""
+        if self.line is not None:
+            return self.line.evidence()
+        return f"the loop's flag {self.flag}" if self.flag else None
 
     @classmethod
     def of(cls, passed: bool, line: Line | None, fix: str) -> Verdict:

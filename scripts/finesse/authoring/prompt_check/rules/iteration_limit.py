@@ -162,7 +162,17 @@ def _under_a_limit_heading(prompt: Prompt) -> dict[int, tuple[int, Line]]:
 
 
 def check(prompt: Prompt) -> Verdict:
-    return Verdict.of(*iteration_limit_found(prompt))
+    """The prompt's cap, or, when the loop's --max-iterations is known, the loop's: the loop
+    stops there whatever the text says."""
+    verdict = Verdict.of(*iteration_limit_found(prompt))
+    cap = prompt.max_iterations
+    if cap is None:
+        return verdict
+    flag = f"--max-iterations {cap}"
+    if cap > MAX_ITERATIONS:
+        return Verdict(False, None, f"run the loop with --max-iterations {MAX_ITERATIONS} or "
+                                    f"fewer: it stops only after {cap}", flag)
+    return Verdict(True, verdict.line if verdict.passed else None, flag=flag)
 
 
 RULE = Rule(

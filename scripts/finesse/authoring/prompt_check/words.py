@@ -1,0 +1,21 @@
+"""Word lists the rules read, as data: each is a tuple of words or phrases, and the patterns
+that need one are built from it (`alternation`), so a list is changed here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# A completion token a prompt may tell the agent to print bare, without the promise tag.
+COMPLETION_TOKENS = ("COMPLETE", "COMPLETED", "DONE", "FINISHED", "SUCCESS", "ALL_DONE",
+                     "TASK_COMPLETE", "EXIT_SIGNAL")
+# Tokens for giving up, not for completion.
+GIVING_UP_TOKENS = ("BLOCKED", "STUCK", "FAILED", "FAILURE", "ERROR", "ABORT", "ABORTED")
+
+
+def alternation(words: Iterable[str]) -> str:
+    """A regular-expression alternation of `words`, longest first, each escaped; spaces in a
+    phrase match any run of white space."""
+    ordered = sorted(set(words), key=len, reverse=True)
+    return "(?:" + "|".join(re.escape(word).replace(r"\ ", r"\s+") for word in ordered) + ")"
