@@ -24,7 +24,7 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 
 # A criterion under a phase: a list item or an outline-numbered line ("1.3.1 ...").
-_CRITERION_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+\S")
+_CRITERION_LINE = re.compile(r"^\s*+(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+\S")
 # A phase line that goes on after its name: "**Step 1 — Verify.** `x` should check ...".
 _SENTENCE_THEN_MORE = re.compile(r"[.!?][*_]*\s+\S")
 # A command the phase runs, or gives under any label: "Run `pytest -q` to confirm", "Test:
@@ -35,7 +35,7 @@ RUN_OR_LABEL = re.compile(
     r"\s*`([^`]+)`",
     re.I)
 _DONE_LABEL = re.compile(
-    r"^[\s*_]*(?:done|complete|completion|finished|finish|success|signal)[\s*_:]*$", re.I)
+    r"^[\s*_]*+(?:done|complete|completion|finished|finish|success|signal)[\s*_:]*$", re.I)
 
 
 def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:

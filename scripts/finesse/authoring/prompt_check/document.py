@@ -24,9 +24,9 @@ STRONG_LEVEL = 7  # a bold-only or ALL-CAPS line standing in for a heading
 LABEL_LEVEL = 8  # "Label:" above a list; it heads that list and nothing else
 
 _ITEM = re.compile(r"^(\s*)([-*+]|(\d{1,3})[.)])\s+\S")
-_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_BOLD_LINE = re.compile(r"^\s*(\*\*|__)(?P<title>[^*_].*?)\1[\s:.]*$")
-_CAPS_LINE = re.compile(r"^\s*(?P<title>[A-Z][A-Z0-9 &/'()-]{1,40}?)\s*:?\s*$")
+_RULE = re.compile(r"^\s*+([-*_])(?:\s*+\1){2,}+\s*+$")
+_BOLD_LINE = re.compile(r"^\s*+(\*\*|__)(?P<title>[^*_].*?)\1[\s:.]*$")
+_CAPS_LINE = re.compile(r"^\s*+(?P<title>[A-Z][A-Z0-9 &/'()-]{1,40}?)\s*+:?\s*+$")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])[*_]*\s+")  # "**Rules.** Never ..." breaks too
 # A line opening with "Label:" ("Out of scope:", "**Verify:**") starts a new sentence.
 _LABELLED = re.compile(r"^[*_]*[A-Z][\w()/'-]*(?: [\w()/'-]+){0,3}:[*_]*(?:\s|$)")

@@ -16,7 +16,7 @@ from finesse.authoring.prompt_check.opening import is_cold_start
 
 FIX = ("start the file with the cold-start paragraph (\"You are iterating on ...\"); "
        "metadata belongs in <name>-plan.md")
-_METADATA = re.compile(r"^\s*[*_]*[A-Za-z][\w -]{0,30}[*_]*\s*:[*_]*\s+\S")
+_METADATA = re.compile(r"^\s*+[*_]*+[A-Za-z][\w -]{0,30}[*_]*\s*:[*_]*\s+\S")
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,7 @@ def is_cold_start(text: str) -> bool:
 
 
 PREAMBLE_BLOCKS = 3
-_SECTION_NUMBER = re.compile(r"^\s*\d{1,2}[.)]\s+[A-Z][\w-]*(?:\s+[\w-]+){0,3}\s*$")
+_SECTION_NUMBER = re.compile(r"^\s*+\d{1,2}[.)]\s++[A-Z][\w-]*+(?:\s++[\w-]++){0,3}\s*+$")
 
 
 def after_task_lines(doc: Document) -> Line | None:

@@ -29,10 +29,10 @@ _NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
 # "## Step 3", "Stage 2 — ..."), not a verb ("Step 4 is done when ...").
 _TITLED = re.compile(r"[*_]*\s*(?:[:.)\u2014\u2013-]|$)")
 # Under a "phases:" key of a prompt written as YAML-style keys: "  1_config:", "  2-lint:".
-_PHASES_KEY = re.compile(r"^\s*(?:phases|steps|stages|milestones|plan|order)\s*:\s*$", re.I)
+_PHASES_KEY = re.compile(r"^\s*+(?:phases|steps|stages|milestones|plan|order)\s*+:\s*+$", re.I)
 # Steps numbered with a number sign or in brackets: "#1 project root detection", "[2] ...".
-_NUMBER_SIGN = re.compile(r"^\s*(?:#|\[)(?P<number>\d{1,2})\]?\s+\S")
-_NUMBERED_KEY = re.compile(r"^\s+(?P<number>\d{1,2})[_-][A-Za-z][\w-]*\s*:")
+_NUMBER_SIGN = re.compile(r"^\s*+(?:#|\[)(?P<number>\d{1,2})\]?\s+\S")
+_NUMBERED_KEY = re.compile(r"^\s++(?P<number>\d{1,2})[_-][A-Za-z][\w-]*\s*:")
 
 
 def _has_phases_key(doc: Document) -> bool:

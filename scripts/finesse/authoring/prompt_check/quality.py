@@ -13,7 +13,7 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 
 _I = re.IGNORECASE
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+_LIST_MARKER = re.compile(r"^\s*+(?:[-*+]|\d{1,3}[.)])\s++")
 
 # Words that judge quality without saying how to measure it: "Code is clean", "Make it good",
 # "Properly structured" (the seed's own NO examples), and their kin. A hyphenated compound

@@ -32,7 +32,7 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 
 _I = re.IGNORECASE
-_ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_ITEM_MARK = re.compile(r"^\s*+(?:[-*+]|\d{1,3}[.)])\s++(?:\[[ xX]\]\s++)?")
 # "Build auth, then products, then cart": two "then"s at least.
 _THEN_CHAIN = re.compile(
     r"(?P<first>[^,;:]{3,}?)[,;]\s*(?:and\s+)?then\s+(?P<second>[^,;]+?)[,;]\s*(?:and\s+)?"

@@ -91,7 +91,7 @@ _ORDINAL = (rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}
 _WORK_UNIT = r"(?:phase|stage|step|milestone|part|task|checkpoint|gate|wave|chunk|sprint|scenario)"
 # After an outline number ("1.2 Phase 2 — ..."); as a YAML key ("phase_2_stats:").
 PHASE_MARKER = re.compile(
-    r"^\s*(?:#{1,6}\s+|(?:[-*+\u2192\u2022\u25b6\u25ba\u27a4>]|\d{1,3}[.)]|"
+    r"^\s*+(?:#{1,6}\s++|(?:[-*+\u2192\u2022\u25b6\u25ba\u27a4>]|\d{1,3}[.)]|"
     r"\d{1,3}(?:\.\d{1,3})+[.)]?)\s+)?(?:\*\*|__)?\s*"
     rf"{_WORK_UNIT}(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
     _I,
@@ -99,7 +99,7 @@ PHASE_MARKER = re.compile(
 # Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...", or set
 # apart by spaces as in a column ("M1  Artifact Registry ...").
 LETTERED_MARKER = re.compile(
-    r"^\s*(?:#{1,6}\s+|[-*+]\s+)?(?:\*\*|__)?\s*(?P<letter>[A-Z])(?P<number>\d{1,2})\b"
+    r"^\s*+(?:#{1,6}\s++|[-*+]\s++)?(?:\*\*|__)?\s*+(?P<letter>[A-Z])(?P<number>\d{1,2})\b"
     r"(?:(?:\*\*|__)?\s*(?:[\u2014\u2013:.)]|-\s)| {2,}|\t)")
 # The same marker opening a sentence inside a paragraph: "... in three phases. Phase 1: ..."
 INLINE_PHASE_MARKER = re.compile(
@@ -183,7 +183,7 @@ GUARDRAIL_INSIDE = re.compile(
 # never", a bare "No:".
 PROHIBITION_TITLE = re.compile(
     rf"\b(?:don{_APOSTROPHE}?ts?|do\s+not|never|forbidden|prohibited|not\s+allowed|banned|"
-    r"off[- ]limits|avoid)\b|^[\s*_#]*(?:no|nope)[\s*_]*:?[\s*_]*$", _I)
+    r"off[- ]limits|avoid)\b|^[\s*_#]*+(?:no|nope)[\s*_]*+:?[\s*_]*+$", _I)
 PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
 # "Do not lie even if you think you should exit" is attribute 10's rule, not a guardrail.
 HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)

@@ -50,7 +50,7 @@ _FROM_SCRATCH = re.compile(
 # Permission, a condition that grants it, or the imperative itself.
 _PERMITTED = re.compile(
     r"\b(?:if|easier|simpler|faster|fastest|feel\s+free|fine|ok(?:ay)?|go\s+ahead|can|may|"
-    r"allowed|whatever)\b|^\s*(?:just\s+)?re-?writ", _I)
+    r"allowed|whatever)\b|^\s*+(?:just\s+)?re-?writ", _I)
 _DROP_TESTS = re.compile(
     r"\b(?:delet\w*|remov\w*|drop\w*|skip\w*|disabl\w*|comment\w*\s+out|xfail)\b[^.;]{0,60}?"
     r"\b(?:tests?|specs?|suites?)\b|"

@@ -106,7 +106,7 @@ _CAPS = re.compile(
     r"no\s+more|up\s+to|stop|halt|give\s+up|hard|exceed\w*|past|beyond|within|only|total|"
     r"last|final|tops|you\s+(?:get|have)|reach\w*|end|stuck|blocked|progress)\b",
     re.IGNORECASE)
-_BARE = re.compile(rf"^\W*(?:iterations?|loops?)\W*[:=]\s*{_N}\W*$", re.IGNORECASE)
+_BARE = re.compile(rf"^\W*+(?:iterations?|loops?)\W*[:=]\s*{_N}\W*$", re.IGNORECASE)
 _STREAK = re.compile(r"\b(?:in\s+a\s+row|consecutive\w*|straight|each\s+phase|per\s+phase)\b",
                      re.IGNORECASE)
 _GIVING_UP = re.compile(r"\b(?:progress|blocked|stuck|headway)\b", re.IGNORECASE)
@@ -131,10 +131,10 @@ def _loose_caps(texts: list[tuple[str, Line]]) -> dict[int, tuple[int, Line]]:
 
 # A heading that names the loop's limit: "## Iterations", "Iteration limit", "Loop budget".
 _LIMIT_TITLE = re.compile(
-    r"^\W*(?:(?:max(?:imum)?|iteration|loop|attempt|run|cycle|round|pass)\s+)?"
+    r"^\W*+(?:(?:max(?:imum)?|iteration|loop|attempt|run|cycle|round|pass)\s+)?"
     r"(?:iterations?|limits?|budget|cap)\W*$",
     re.IGNORECASE)
-_NUMBER_UNDER = re.compile(rf"^\W*(?:[\w-]+\s+){{0,3}}?{_N}\b[^\d]*$", re.IGNORECASE)
+_NUMBER_UNDER = re.compile(rf"^\W*+(?:[\w-]+\s+){{0,3}}?{_N}\b[^\d]*$", re.IGNORECASE)
 
 
 def _under_a_limit_heading(prompt: Prompt) -> dict[int, tuple[int, Line]]:

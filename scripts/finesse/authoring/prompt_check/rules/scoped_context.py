@@ -48,7 +48,7 @@ _BARE_PATH = re.compile(
 # its words are read as words ("files off limits").
 _SNAKE_KEY = r"[a-z][a-z\d]*(?:_[a-z\d]+)+:(?=\s)"
 _CLAUSE_BREAK = re.compile(rf";\s+|\s+—\s+|\s+(?={_SNAKE_KEY})", _I)
-_KEY_AT_START = re.compile(rf"^\s*{_SNAKE_KEY}", _I)
+_KEY_AT_START = re.compile(rf"^\s*+{_SNAKE_KEY}", _I)
 _OUT = re.compile(
     r"\bout[- ]of[- ]scope\b|\bnot\s+in\s+scope\b|\bscope\s+out\s*:|\boff[- ]limits\b|"
     r"\bread[- ]only\b|"
@@ -69,13 +69,13 @@ _OUT = re.compile(
     r"\b(?:not|never|don['\u2019]?t)\s+(?:go|come|wander)\s+(?:near|into)\b|\b(?:except|but\s+not)(?:\s+for)?\s+(?=`|\S*/)|"
     r"\bnothing\s+(?:under|in|inside|within|from)\s+(?=`|\S*/)|"
     # A clause that opens with the refusal: "`src/` only; never `dist/`".
-    r"^\s*(?:and\s+|but\s+)?(?:never|not)\s+(?=`|\S*/)",
+    r"^\s*+(?:and\s+|but\s+)?(?:never|not)\s+(?=`|\S*/)",
     _I,
 )
 # Limiting the work to the paths named makes every other path out of scope: "Only modify
 # files in `src/`", "Confine your edits to ...", "Touch only: ...", "Stay in `ops/`".
 _RESTRICTED = re.compile(
-    r"^[\s*_-]*only\b|\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
+    r"^[\s*_-]*+only\b|\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
     r"\b(?:modify|edit|touch|change|work|write)\w*\s+(?:files\s+)?only\b|\bconfine\w*\b|"
     r"\bexclusively\b|\bnothing\s+else\b|\bonly\s*[.!]?\s*$|"
     # "Keep your edits to `src/sync/`", "Stay in `ops/scripts/`", "Stick to `lib/`".

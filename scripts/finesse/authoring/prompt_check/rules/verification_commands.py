@@ -160,7 +160,7 @@ _CALLED = re.compile(
 _VERIFY_LABEL = re.compile(r"(?:^|\s)[*_]*(?:verify|check|test)[*_]*\s*:[*_]*\s*", _I)
 
 
-_RUN_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?[*_]*run[*_]*\s*:\s*`?(?P<rest>[^`]+)", _I)
+_RUN_LABEL = re.compile(r"^\s*+(?:[-*+]\s++)?[*_]*+run[*_]*+\s*+:\s*+`?(?P<rest>[^`]+)", _I)
 
 
 def _run_label(text: str) -> bool:
