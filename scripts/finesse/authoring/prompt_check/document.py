@@ -152,6 +152,19 @@ class Document:
             items.append(block)
         return items
 
+    def list_start(self, index: int) -> int:
+        """The index of the first item of the run of list items that holds block `index`
+        (`index` itself when it is no item)."""
+        return self._list_starts[index]
+
+    @cached_property
+    def _list_starts(self) -> list[int]:
+        starts: list[int] = []
+        for index, block in enumerate(self.blocks):
+            continues = block.kind == "item" and index and self.blocks[index - 1].kind == "item"
+            starts.append(starts[-1] if continues else index)
+        return starts
+
     def section(self, index: int) -> list[Block]:
         """The blocks under the heading at `index`."""
         heading = self.blocks[index]

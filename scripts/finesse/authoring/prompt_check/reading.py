@@ -34,7 +34,7 @@ ARROW_TO_TAG = re.compile(r"(?:\u2192|=>|->)\s*[`*_]*<promise>(?!\s*BLOCKED\s*<)
 # A condition and a colon, then the output: "All four gates green in one iteration: output
 # <promise>X</promise>".
 COLON_TO_EMIT = re.compile(
-    r"\w[^:]{8,}:\s*(?:then\s+)?(?:output|print|emit|write|reply\s+with|respond\s+with|say)\s+"
+    r"\w[^:]{8,200}:\s*(?:then\s+)?(?:output|print|emit|write|reply\s+with|respond\s+with|say)\s+"
     r"[`*_\"']*<promise>(?!\s*BLOCKED\s*<)", re.IGNORECASE)
 
 
@@ -217,10 +217,13 @@ def find_phases(doc: Document, criteria: Sequence[Block] | None = None) -> Phase
     return phase_finder.find_phases(doc, criteria_list(doc) if criteria is None else criteria)
 
 
+_CLAUSE_CHARS = 120
+
+
 def _clause_before(text: str, at: int) -> str:
     """The words before position `at`, back to the previous tag's end (or the start)."""
-    head = text[:at]
-    return head[head.lower().rfind("</promise>") + 1:][-120:]
+    head = text[max(0, at - _CLAUSE_CHARS - len("</promise>")):at]
+    return head[head.lower().rfind("</promise>") + 1:][-_CLAUSE_CHARS:]
 
 
 def _stands_alone(tag: PromiseTag) -> bool:

@@ -23,7 +23,9 @@ _NUMBER = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
 
 _APOSTROPHE = r"['\u2019]"  # straight or curly: people paste text from documents
 CODE_SPAN = re.compile(r"`[^`]*`")
-PROMISE_TAG = re.compile(r"<promise>(.*?)</promise>", _I)
+# A tag's text runs to its closing tag and never over another opening one: each scan stops
+# at the next tag, so a run of unclosed tags is read in linear time.
+PROMISE_TAG = re.compile(r"<promise>((?:[^<]|<(?!/?promise>))*+)</promise>", _I)
 
 # Telling the agent to output something, and telling it not to.
 _EMIT = (

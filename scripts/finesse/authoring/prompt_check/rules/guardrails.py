@@ -39,7 +39,7 @@ INVITED_FIX = ("take out the permission to {what}: seed 000's rules say 'Do NOT 
                "from scratch' and 'Do NOT delete existing tests to make a suite pass'")
 
 # A clause, for the invitations below: sentences split further at ";" and dashes.
-_CLAUSE = re.compile(r";\s+|\s+[\u2014\u2013]\s+|\s+--\s+")
+_CLAUSE = re.compile(r";\s+|(?<!\s)\s++[\u2014\u2013]\s+|(?<!\s)\s++--\s+")
 # Any refusal or reluctance in the clause takes the invitation back.
 _REFUSED = re.compile(
     r"\b(?:not|never|no|nor|avoid\w*|without|instead\s+of|rather\s+than|last\s+resort|"
@@ -127,10 +127,7 @@ def invitation(doc: Document, forbidding: set[int]) -> tuple[Line, str] | None:
 def _under_prohibiting_key(doc: Document, index: int) -> bool:
     """Whether the list holding item `index` hangs under a line like "do_not:", "Never:" or
     "No:" (a key of a prompt written as YAML-style keys, or a label)."""
-    first = index
-    while first > 0 and doc.blocks[first - 1].kind == "item":
-        first -= 1
-    number = doc.blocks[first].first.number
+    number = doc.blocks[doc.list_start(index)].first.number
     above = doc.lines[number - 2].text.replace("_", " ").strip() if number > 1 else ""
     return above.endswith(":") and bool(PROHIBITION_TITLE.search(above))
 

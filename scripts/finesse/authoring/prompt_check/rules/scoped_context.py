@@ -47,7 +47,7 @@ _BARE_PATH = re.compile(
 # A YAML-style key ("scope_out: ...", "files_off_limits: ...") starts a clause of its own;
 # its words are read as words ("files off limits").
 _SNAKE_KEY = r"[a-z][a-z\d]*(?:_[a-z\d]+)+:(?=\s)"
-_CLAUSE_BREAK = re.compile(rf";\s+|\s+—\s+|\s+(?={_SNAKE_KEY})", _I)
+_CLAUSE_BREAK = re.compile(rf";\s+|(?<!\s)\s++—\s+|(?<!\s)\s++(?={_SNAKE_KEY})", _I)
 _KEY_AT_START = re.compile(rf"^\s*+{_SNAKE_KEY}", _I)
 _OUT = re.compile(
     r"\bout[- ]of[- ]scope\b|\bnot\s+in\s+scope\b|\bscope\s+out\s*:|\boff[- ]limits\b|"
