@@ -19,7 +19,7 @@ NUMBER_WORDS = {
        (("one", 1), ("two", 2), ("three", 3), ("four", 4), ("five", 5), ("six", 6),
         ("seven", 7), ("eight", 8), ("nine", 9))},
 }
-_NUMBER = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
+NUMBER = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
 
 _APOSTROPHE = r"['\u2019]"  # straight or curly: people paste text from documents
 CODE_SPAN = re.compile(r"`[^`]*`")
@@ -197,33 +197,33 @@ HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)
 # iterations, loops, cycles, rounds, passes or runs ("Stop after 12 loops", "Budget: 14 runs").
 _TURNS = r"(?:loop\s+)?(?:iterations?|loops?|cycles|rounds|passes|runs|restarts|go-?rounds)"
 LIMITS = (
-    re.compile(rf"--max[-_]iterations(?:=|\s+){_NUMBER}", _I),
+    re.compile(rf"--max[-_]iterations(?:=|\s+){NUMBER}", _I),
     re.compile(
-        rf"\bmax(?:imum)?[\s_-]*(?:number\s+of\s+)?iterations?\s*(?:[:=]|is|of)?\s*{_NUMBER}", _I
+        rf"\bmax(?:imum)?[\s_-]*(?:number\s+of\s+)?iterations?\s*(?:[:=]|is|of)?\s*{NUMBER}", _I
     ),
     # "Iteration cap: 8", "The iteration limit for this task is 15".
     re.compile(rf"\b(?:iterations?|loop)\s*(?:limit|cap|budget|max(?:imum)?)"
                r"(?:\s+(?:for|on|of)\s+(?:[\w-]+\s+){1,3}?(?=is\b|[:=]))?\s*(?:[:=]|is|of)?"
-               rf"\s*{_NUMBER}", _I),
-    re.compile(rf"\byou\s+(?:have|get)\s+(?:at\s+most\s+|up\s+to\s+)?{_NUMBER}\s+{_TURNS}\b",
+               rf"\s*{NUMBER}", _I),
+    re.compile(rf"\byou\s+(?:have|get)\s+(?:at\s+most\s+|up\s+to\s+)?{NUMBER}\s+{_TURNS}\b",
                _I),
-    re.compile(rf"\b(?:reach(?:es|ed)?|hits?|by|past)\s+iteration\s+(?:#\s*)?{_NUMBER}\b", _I),
+    re.compile(rf"\b(?:reach(?:es|ed)?|hits?|by|past)\s+iteration\s+(?:#\s*)?{NUMBER}\b", _I),
     re.compile(
         r"\b(?:at\s+most|no\s+more\s+than|up\s+to|max(?:imum)?(?:\s+of)?|limit(?:ed)?"
         r"(?:\s+(?:to|of))?|cap(?:ped)?(?:\s+(?:at|to|of))?|budget(?:\s+of)?|within)"
-        rf"\s*:?\s*{_NUMBER}\s+{_TURNS}\b",
+        rf"\s*:?\s*{NUMBER}\s+{_TURNS}\b",
         _I,
     ),
-    re.compile(rf"\b{_NUMBER}[\s-]+{_TURNS}\s*(?:max(?:imum)?|at\s+most|limit|cap|tops|"
+    re.compile(rf"\b{NUMBER}[\s-]+{_TURNS}\s*(?:max(?:imum)?|at\s+most|limit|cap|tops|"
                r"in\s+total)\b", _I),
-    re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{_NUMBER}\s+{_TURNS}\b", _I),
-    re.compile(rf"\b(?:by|at|after)\s+the\s+{_NUMBER}(?:st|nd|rd|th)\s+(?:iteration|loop)\b",
+    re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{NUMBER}\s+{_TURNS}\b", _I),
+    re.compile(rf"\b(?:by|at|after)\s+the\s+{NUMBER}(?:st|nd|rd|th)\s+(?:iteration|loop)\b",
                _I),
-    re.compile(rf"\b(?:stops?|halts?|give\s+up|ends?)\s+(?:after|at)\s+{_NUMBER}\s+(?:{_TURNS}|attempts)\b",
+    re.compile(rf"\b(?:stops?|halts?|give\s+up|ends?)\s+(?:after|at)\s+{NUMBER}\s+(?:{_TURNS}|attempts)\b",
                _I),
     # The BLOCKED-after-N rule: "If unable to make progress after [N] iterations, ..."
     re.compile(r"\b(?:progress|blocked|stuck)\b.{0,40}?\b(?:after|for|within|in)\s+"
-               rf"{_NUMBER}\+?\s+(?:consecutive\s+|more\s+)?{_TURNS}\b", _I),
+               rf"{NUMBER}\+?\s+(?:consecutive\s+|more\s+)?{_TURNS}\b", _I),
 )
 _EMPHASIS = re.compile(r"[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}")
 

@@ -19,7 +19,7 @@ from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
     LIMITS,
-    NUMBER_WORDS,
+    NUMBER,
     number_value,
     without_emphasis,
 )
@@ -49,14 +49,19 @@ OTHER_ITERATIONS = re.compile(
     r"quickcheck|proptest|per\s+(?:target|test|case|request))\b", re.IGNORECASE)
 # The caps a prompt states outright (all of `LIMITS` but the BLOCKED-after-N rule).
 _EXPLICIT = LIMITS[:-1]
+_MENTIONS_NUMBER = re.compile(rf"\b{NUMBER}", re.IGNORECASE)
 
 
 def iteration_limit_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """Whether the prompt caps the loop at most 25 iterations: (passed, the line that shows
     it or what is wrong, the fix)."""
     doc = prompt.doc
-    explicit = any(pattern.search(without_emphasis(line.text))
-                   for line in doc.lines for pattern in _EXPLICIT)
+    # Every cap has a number: the texts without one are read for "no cap" alone.
+    numbered = [(line.text, line) for line in doc.lines if _MENTIONS_NUMBER.search(line.text)]
+    numbered += [(sentence.text, sentence.line_at()) for sentence in doc.sentences()
+                 if _MENTIONS_NUMBER.search(sentence.text)]
+    explicit = any(pattern.search(without_emphasis(text))
+                   for text, _ in numbered for pattern in _EXPLICIT)
     for sentence in doc.sentences():
         plain = without_emphasis(sentence.text)
         unlimited = NO_LIMIT.search(plain) or (
@@ -67,9 +72,7 @@ def iteration_limit_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
                 f"remove '{unlimited.group(0)}' and state a conservative cap, e.g. "
                 f"'Max iterations: 12' (at most {MAX_ITERATIONS})")
     found: dict[int, tuple[int, Line]] = {}
-    texts = [(line.text, line) for line in doc.lines]
-    texts += [(sentence.text, sentence.line_at()) for sentence in doc.sentences()]
-    for text, line in texts:
+    for text, line in numbered:
         plain = without_emphasis(text)
         for pattern in LIMITS:
             for match in pattern.finditer(plain):
@@ -78,7 +81,7 @@ def iteration_limit_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
                     continue  # "the property tests run up to 200 iterations each"
                 found.setdefault(line.number * 1000 + value, (value, line))
     if not found:
-        found = _loose_caps(texts) or _under_a_limit_heading(prompt)
+        found = _loose_caps(numbered) or _under_a_limit_heading(prompt)
     if not found:
         return False, None, (f"state a conservative cap, e.g. 'Max iterations: 12' "
                              f"(at most {MAX_ITERATIONS})")
@@ -95,18 +98,17 @@ def iteration_limit_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
 # yourself to 12 iterations"; or a bare "Iterations: 10". Not a streak ("three iterations
 # in a row at most" caps one phase's tries, not the loop) unless it is the BLOCKED-after-N
 # rule.
-_N = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
 _TURN = r"(?:iterations?|iters?|loops?|passes|rounds|cycles|runs|restarts|go-?rounds)"
 _COUNTED = re.compile(
-    rf"\b{_N}(?:st|nd|rd|th)?[\s-]+(?:loop\s+)?(?:{_TURN}|pass|iteration)\b|"
-    rf"\b(?:iteration|iter|loop|pass|round|cycle)\s*(?:#\s*|no\.?\s*)?{_N}\b|"
-    rf"\b{_TURN}\s*(?:[:=]|ceiling|allowance|quota|cap|limit)\s*:?\s*{_N}\b", re.IGNORECASE)
+    rf"\b{NUMBER}(?:st|nd|rd|th)?[\s-]+(?:loop\s+)?(?:{_TURN}|pass|iteration)\b|"
+    rf"\b(?:iteration|iter|loop|pass|round|cycle)\s*(?:#\s*|no\.?\s*)?{NUMBER}\b|"
+    rf"\b{_TURN}\s*(?:[:=]|ceiling|allowance|quota|cap|limit)\s*:?\s*{NUMBER}\b", re.IGNORECASE)
 _CAPS = re.compile(
     r"\b(?:max\w*|cap\w*|limit\w*|budget\w*|ceiling|allowance|allott?ed|quota|at\s+most|"
     r"no\s+more|up\s+to|stop|halt|give\s+up|hard|exceed\w*|past|beyond|within|only|total|"
     r"last|final|tops|you\s+(?:get|have)|reach\w*|end|stuck|blocked|progress)\b",
     re.IGNORECASE)
-_BARE = re.compile(rf"^\W*+(?:iterations?|loops?)\W*[:=]\s*{_N}\W*$", re.IGNORECASE)
+_BARE = re.compile(rf"^\W*+(?:iterations?|loops?)\W*[:=]\s*{NUMBER}\W*$", re.IGNORECASE)
 _STREAK = re.compile(r"\b(?:in\s+a\s+row|consecutive\w*|straight|each\s+phase|per\s+phase)\b",
                      re.IGNORECASE)
 _GIVING_UP = re.compile(r"\b(?:progress|blocked|stuck|headway)\b", re.IGNORECASE)
@@ -134,7 +136,7 @@ _LIMIT_TITLE = re.compile(
     r"^\W*+(?:(?:max(?:imum)?|iteration|loop|attempt|run|cycle|round|pass)\s+)?"
     r"(?:iterations?|limits?|budget|cap)\W*$",
     re.IGNORECASE)
-_NUMBER_UNDER = re.compile(rf"^\W*+(?:[\w-]+\s+){{0,3}}?{_N}\b[^\d]*$", re.IGNORECASE)
+_NUMBER_UNDER = re.compile(rf"^\W*+(?:[\w-]+\s+){{0,3}}?{NUMBER}\b[^\d]*$", re.IGNORECASE)
 
 
 def _under_a_limit_heading(prompt: Prompt) -> dict[int, tuple[int, Line]]:
