@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Literal
 
 from finesse.authoring.prompt_check.unwrap import unwrapped
-from finesse.support.markdown import Fences, heading
+from finesse.support.markdown import Fences, heading, section_ends, split_lines
 
 BlockKind = Literal["heading", "paragraph", "item", "code"]
 
@@ -117,7 +117,7 @@ class Document:
 
     @classmethod
     def parse(cls, text: str) -> Document:
-        raw_lines = unwrapped(text.splitlines())
+        raw_lines = unwrapped(split_lines(text))
         lines = tuple(Line(number, raw) for number, raw in enumerate(raw_lines, 1))
         return cls(lines, tuple(_name_headings(list(_split_blocks(lines)))))
 
@@ -145,12 +145,15 @@ class Document:
 
     def list_after(self, index: int) -> list[Block]:
         """The list items right after block `index`, up to the first block that is not one."""
-        items = []
-        for block in self._after(index):
-            if block.kind != "item":
-                break
-            items.append(block)
-        return items
+        return list(self.blocks[index + 1 : self._items_end[index + 1]])
+
+    @cached_property
+    def _items_end(self) -> list[int]:
+        """For each position, the first at or after it that holds no list item."""
+        ends = [len(self.blocks)] * (len(self.blocks) + 1)
+        for index in range(len(self.blocks) - 1, -1, -1):
+            ends[index] = ends[index + 1] if self.blocks[index].kind == "item" else index
+        return ends
 
     def list_start(self, index: int) -> int:
         """The index of the first item of the run of list items that holds block `index`
@@ -167,20 +170,14 @@ class Document:
 
     def section(self, index: int) -> list[Block]:
         """The blocks under the heading at `index`."""
-        heading = self.blocks[index]
-        if heading.level == LABEL_LEVEL:
+        if self.blocks[index].level == LABEL_LEVEL:
             return self.list_after(index)
-        covered = []
-        for block in self._after(index):
-            if block.kind == "heading" and block.level <= heading.level:
-                break
-            covered.append(block)
-        return covered
+        return list(self.blocks[index + 1 : self._section_ends[index]])
 
-    def _after(self, index: int) -> Iterator[Block]:
-        # Indexing, not slicing: a slice copies the rest of the prompt on every call.
-        for later in range(index + 1, len(self.blocks)):
-            yield self.blocks[later]
+    @cached_property
+    def _section_ends(self) -> list[int]:
+        return section_ends([block.level if block.kind == "heading" else None
+                             for block in self.blocks])
 
     def headings_over(self, index: int) -> list[Block]:
         """The headings whose sections hold block `index`, innermost first."""

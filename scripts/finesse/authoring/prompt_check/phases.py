@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from finesse.authoring.prompt_check.document import LABEL_LEVEL, Block, Document, Line
+from finesse.authoring.prompt_check.document import Block, Document, Line
 from finesse.authoring.prompt_check.numbered import numbered_phases
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.phase_tables import table_phases
@@ -23,6 +23,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     VERIFY,
     number_value,
 )
+from finesse.support.markdown import section_ends
 
 _NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
 # What follows a phase's own marker: a separator or the end of the line ("Phase 2: ...",
@@ -108,9 +109,10 @@ def _marked_phases(doc: Document, marker: re.Pattern[str] = PHASE_MARKER) -> Pha
                                     f"{number} after phase {len(starts) + base - 1}")
         starts.append((number, line))
     next_heading = _next_heading(doc)
+    paragraph_end = _paragraph_ends(doc)
     phases = []
     for position, (number, line) in enumerate(starts):
-        stops = [next_heading(line), _paragraph_end(doc, line)]
+        stops = [next_heading(line), paragraph_end(line)]
         if position + 1 < len(starts):
             stops.append(starts[position + 1][1].number)
         phases.append(Phase(number + 1 - base, line,
@@ -118,22 +120,28 @@ def _marked_phases(doc: Document, marker: re.Pattern[str] = PHASE_MARKER) -> Pha
     return Phases(tuple(phases))
 
 
-def _paragraph_end(doc: Document, line: Line) -> int:
+def _paragraph_ends(doc: Document) -> Callable[[Line], int]:
     """Where a phase on a plain line ("Phase 2: ...", not a heading) ends: at a blank line
     followed by an unindented line that is neither a list item, a Verify label nor code (so
-    the rules after the last phase are not part of it)."""
-    if any(block.kind == "heading" and block.first == line for block in doc.blocks):
-        return len(doc.lines) + 1
-    blank = False
-    for later in doc.lines[line.number :]:
-        text = later.text
-        if not text.strip():
-            blank = True
-            continue
-        if blank and not text[:1].isspace() and not _continues_phase(text):
-            return later.number
-        blank = False
-    return len(doc.lines) + 1
+    the rules after the last phase are not part of it). A phase on a heading's line ends
+    only where its heading does. Found for every line in one pass from the end."""
+    headings = {block.first.number for block in doc.blocks if block.kind == "heading"}
+    last = len(doc.lines) + 1
+    # stop_from[n]: the first line numbered n or later that ends a phase above it.
+    stop_from = [last] * (len(doc.lines) + 2)
+    for number in range(len(doc.lines), 0, -1):
+        text = doc.lines[number - 1].text
+        ends_here = (number > 1 and not doc.lines[number - 2].text.strip() and text.strip()
+                     and not text[:1].isspace() and not _continues_phase(text))
+        stop_from[number] = number if ends_here else stop_from[number + 1]
+
+    def end(line: Line) -> int:
+        if line.number in headings:
+            return last
+        # The blank line must come after the phase's own line.
+        return stop_from[min(line.number + 2, last)]
+
+    return end
 
 
 def _continues_phase(text: str) -> bool:
@@ -143,17 +151,14 @@ def _continues_phase(text: str) -> bool:
 
 
 def _next_heading(doc: Document) -> Callable[[Line], int]:
-    """Where a phase that starts at a line ends: the next heading of its level or above."""
-    headings = [(block.first.number, block.level) for block in doc.blocks
-                if block.kind == "heading"]
-    levels = dict(headings)
-
-    def end(line: Line) -> int:
-        own = levels.get(line.number, LABEL_LEVEL)
-        later = (number for number, level in headings if number > line.number and level <= own)
-        return next(later, len(doc.lines) + 1)
-
-    return end
+    """Where a phase that starts at a line ends: the next heading of its level or above
+    (of any level, for a line that is no heading)."""
+    levels: list[int | None] = [None] * len(doc.lines)
+    for block in doc.blocks:
+        if block.kind == "heading":
+            levels[block.first.number - 1] = block.level
+    ends = section_ends(levels)
+    return lambda line: ends[line.number - 1] + 1
 
 
 def _listed_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
@@ -192,7 +197,7 @@ def _listed_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
         stops.append(min(
             next((b.first.number for b in doc.blocks[index + 1 :]
                   if b.kind == "heading" and b.first.number > last), len(doc.lines) + 1),
-            _paragraph_end(doc, items[-1].first)))
+            _paragraph_ends(doc)(items[-1].first)))
         return Phases(tuple(
             Phase(position, item.first, doc.lines[item.first.number - 1 : stop - 1])
             for position, (item, stop) in enumerate(zip(items, stops, strict=True), 1)
