@@ -23,6 +23,10 @@ BlockKind = Literal["heading", "paragraph", "item", "code"]
 STRONG_LEVEL = 7  # a bold-only or ALL-CAPS line standing in for a heading
 LABEL_LEVEL = 8  # "Label:" above a list; it heads that list and nothing else
 
+# A list item's marker: a bullet or a number of up to three digits and "." or ")".
+LIST_MARKER = r"(?:[-*+]|\d{1,3}[.)])"
+# The marker at the start of an item's text, with the space after it and any checkbox.
+ITEM_MARKER = re.compile(rf"^\s*+{LIST_MARKER}\s++(?:\[[ xX]\]\s++)?")
 _ITEM = re.compile(r"^(\s*)([-*+]|(\d{1,3})[.)])\s+\S")
 _RULE = re.compile(r"^\s*+([-*_])(?:\s*+\1){2,}+\s*+$")
 _BOLD_LINE = re.compile(r"^\s*+(\*\*|__)(?P<title>[^*_].*?)\1[\s:.]*$")
@@ -148,20 +152,16 @@ class Document:
         return list(self.blocks[index + 1 : self._items_end[index + 1]])
 
     @cached_property
-    def _items_end(self) -> list[int]:
-        """For each position, the first at or after it that holds no list item."""
+    def _items_end(self) -> list[int]:  # per position, the first at or after it not an item
         ends = [len(self.blocks)] * (len(self.blocks) + 1)
         for index in range(len(self.blocks) - 1, -1, -1):
             ends[index] = ends[index + 1] if self.blocks[index].kind == "item" else index
         return ends
 
-    def list_start(self, index: int) -> int:
-        """The index of the first item of the run of list items that holds block `index`
-        (`index` itself when it is no item)."""
-        return self._list_starts[index]
-
     @cached_property
-    def _list_starts(self) -> list[int]:
+    def list_starts(self) -> list[int]:
+        """Per block, the index of the first item of the run of items holding it (its own
+        index when it is no item)."""
         starts: list[int] = []
         for index, block in enumerate(self.blocks):
             continues = block.kind == "item" and index and self.blocks[index - 1].kind == "item"
@@ -295,13 +295,3 @@ def _name_headings(blocks: list[Block]) -> Iterator[Block]:
         else:
             yield block
 
-
-def first_list(blocks: list[Block]) -> list[Block]:
-    """The items of the first list among `blocks` (the run of items before anything else)."""
-    items: list[Block] = []
-    for block in blocks:
-        if block.kind == "item":
-            items.append(block)
-        elif items:
-            break
-    return items

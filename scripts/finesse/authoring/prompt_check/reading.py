@@ -12,8 +12,9 @@ from functools import cached_property
 
 from finesse.authoring.prompt_check import commands
 from finesse.authoring.prompt_check import phases as phase_finder
-from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence, first_list
+from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence
 from finesse.authoring.prompt_check.phase_model import Phases
+from finesse.authoring.prompt_check.sequence import first_list
 from finesse.authoring.prompt_check.vocabulary import (
     CONDITION,
     CRITERIA_INTRO,

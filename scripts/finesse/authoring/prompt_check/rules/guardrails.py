@@ -127,7 +127,7 @@ def invitation(doc: Document, forbidding: set[int]) -> tuple[Line, str] | None:
 def _under_prohibiting_key(doc: Document, index: int) -> bool:
     """Whether the list holding item `index` hangs under a line like "do_not:", "Never:" or
     "No:" (a key of a prompt written as YAML-style keys, or a label)."""
-    number = doc.blocks[doc.list_start(index)].first.number
+    number = doc.blocks[doc.list_starts[index]].first.number
     above = doc.lines[number - 2].text.replace("_", " ").strip() if number > 1 else ""
     return above.endswith(":") and bool(PROHIBITION_TITLE.search(above))
 
