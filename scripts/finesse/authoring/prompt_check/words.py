@@ -10,6 +10,9 @@ from collections.abc import Iterable
 # A completion token a prompt may tell the agent to print bare, without the promise tag.
 COMPLETION_TOKENS = ("COMPLETE", "COMPLETED", "DONE", "FINISHED", "SUCCESS", "ALL_DONE",
                      "TASK_COMPLETE", "EXIT_SIGNAL")
+# Words between "output" and the token it names: "output the exact string `DONE`".
+TOKEN_INTRO_WORDS = ("exactly", "only", "the", "exact", "following", "word", "line", "text",
+                     "token", "string", "phrase", "signal", "marker")
 # Tokens for giving up, not for completion.
 GIVING_UP_TOKENS = ("BLOCKED", "STUCK", "FAILED", "FAILURE", "ERROR", "ABORT", "ABORTED")
 

@@ -199,13 +199,19 @@ def test_a_list_item_ending_in_a_colon_introduces_its_sub_items_not_its_siblings
 
 # 2 completion-signal
 
-def test_no_promise_tag_fails_naming_the_plain_token_it_would_need_wrapped() -> None:
+def test_a_plain_token_is_a_signal_by_the_seed_and_a_failure_for_a_loop_that_wants_a_tag() -> None:
+    """"Say DONE when ALL of the following are true" states exactly what to output and when
+    (loops that grep for a token run on it); the loop whose --completion-promise is DONE
+    ends only on <promise>DONE</promise>, and says so."""
     text = edit("Output <promise>DONE</promise> when ALL", "Say DONE when ALL")
     assert result(text, "completion-signal") == AttributeResult(
+        id=2, key="completion-signal", passed=True,
+        evidence="line 16: Say DONE when ALL of the following are true:", fix="")
+    assert result(text, "completion-signal", promise="DONE") == AttributeResult(
         id=2, key="completion-signal", passed=False,
         evidence="line 16: Say DONE when ALL of the following are true:",
-        fix="the loop detects only <promise>DONE</promise> in the reply, not a plain DONE: "
-            "wrap it as <promise>DONE</promise> and run the loop with --completion-promise DONE",
+        fix="the loop (--completion-promise DONE) detects only <promise>DONE</promise> in the "
+            "reply, not a plain DONE: wrap it as <promise>DONE</promise>",
     )
 
 
@@ -290,14 +296,12 @@ def test_the_promise_given_must_be_the_prompts() -> None:
     )
 
 
-def test_with_the_loops_promise_a_prompt_without_a_tag_is_told_it_by_the_loop() -> None:
-    """Every iteration's header says "output <promise>TEXT</promise> only when it is
-    completely true": a prompt that gives its conditions and no tag is signalled."""
+def test_with_the_loops_promise_a_prompt_without_a_tag_is_told_the_tag_to_add() -> None:
     text = edit("Output <promise>DONE</promise> when ALL", "When ALL")
-    assert "completion-signal" in failing(text)
-    assert result(text, "completion-signal", promise="DONE") == AttributeResult(
-        id=2, key="completion-signal", passed=True,
-        evidence="the loop's flag --completion-promise DONE", fix="")
+    assert result(text, "completion-signal", promise="SHIPPED") == AttributeResult(
+        id=2, key="completion-signal", passed=False, evidence=None,
+        fix="add 'Output <promise>SHIPPED</promise> when ALL of the following are true:' "
+            "above the criteria")
 
 
 @pytest.mark.parametrize("token", ["RALPH_COMPLETE", "`RALPH_COMPLETE`", "the word DONE"])
@@ -307,8 +311,8 @@ def test_a_plain_completion_token_is_named_wrapped_in_the_fix(token: str) -> Non
     assert result(text, "completion-signal", promise=bare) == AttributeResult(
         id=2, key="completion-signal", passed=False,
         evidence=f"line 16: Output {token} when ALL of the following are true:",
-        fix=f"the loop detects only <promise>{bare}</promise> in the reply, not a plain {bare}: "
-            f"wrap it as <promise>{bare}</promise>")
+        fix=f"the loop (--completion-promise {bare}) detects only <promise>{bare}</promise> in "
+            f"the reply, not a plain {bare}: wrap it as <promise>{bare}</promise>")
 
 
 def test_a_token_alone_on_the_line_under_the_instruction_is_read() -> None:

@@ -150,29 +150,29 @@ def test_a_promise_file_that_differs_fails_attribute_2(
 
 def test_the_loops_flags_judge_the_prompt_as_the_loop_runs_it(
         runner: CliRunner, tmp_path: Path) -> None:
-    """A plain completion token and no cap in the prompt: the loop's --completion-promise
-    names what it detects, its --max-iterations is the cap."""
+    """A plain completion token and no cap in the prompt: by the seed the token is a signal;
+    the loop's --completion-promise names the tag it detects instead, its --max-iterations
+    is the cap."""
     text = BASE.replace("Max iterations: 10\n", "").replace(
         "Output <promise>DONE</promise> when", "Output RALPH_COMPLETE when")
     prompt = write(tmp_path, "prompt.md", text)
     plain = json.loads(invoke(runner, "validate", prompt, "--json").stdout)["attributes"]
     assert [(r["key"], r["evidence"], r["fix"]) for r in plain if not r["passed"]] == [
-        ("completion-signal", "line 15: Output RALPH_COMPLETE when ALL of the following are true:",
-         "the loop detects only <promise>RALPH_COMPLETE</promise> in the reply, not a plain "
-         "RALPH_COMPLETE: wrap it as <promise>RALPH_COMPLETE</promise> and run the loop with "
-         "--completion-promise RALPH_COMPLETE"),
         ("iteration-limit", None,
          "state a conservative cap, e.g. 'Max iterations: 12' (at most 25)")]
     flagged = json.loads(invoke(runner, "validate", prompt, "--json", "--max-iterations", "12",
                                 "--completion-promise", "RALPH_COMPLETE").stdout)["attributes"]
-    assert [(r["key"], r["evidence"]) for r in flagged if not r["passed"]] == [
+    assert [(r["key"], r["evidence"], r["fix"]) for r in flagged if not r["passed"]] == [
         ("completion-signal", "line 15: Output RALPH_COMPLETE when ALL of the following are "
-                              "true:")]
+                              "true:",
+         "the loop (--completion-promise RALPH_COMPLETE) detects only "
+         "<promise>RALPH_COMPLETE</promise> in the reply, not a plain RALPH_COMPLETE: wrap it "
+         "as <promise>RALPH_COMPLETE</promise>")]
     assert flagged[8] == {"id": 9, "key": "iteration-limit", "passed": True,
                           "evidence": "the loop's flag --max-iterations 12", "fix": ""}
-    fixed = write(tmp_path, "fixed.md", text.replace("Output RALPH_COMPLETE when",
-                                                     "When"))
-    result = invoke(runner, "validate", fixed, "--max-iterations", "40",
+    wrapped = write(tmp_path, "wrapped.md", text.replace(
+        "Output RALPH_COMPLETE when", "Output <promise>RALPH_COMPLETE</promise> when"))
+    result = invoke(runner, "validate", wrapped, "--max-iterations", "40",
                     "--completion-promise-file", write(tmp_path, "p.txt", "RALPH_COMPLETE"))
     assert result.exit_code == 1
     assert [line for line in result.stdout.splitlines() if line.startswith("FAIL")] == [
