@@ -13,6 +13,11 @@ COMPLETION_TOKENS = ("COMPLETE", "COMPLETED", "DONE", "FINISHED", "SUCCESS", "AL
 # Words between "output" and the token it names: "output the exact string `DONE`".
 TOKEN_INTRO_WORDS = ("exactly", "only", "the", "exact", "following", "word", "line", "text",
                      "token", "string", "phrase", "signal", "marker")
+# What "No ..." names when it states an outcome ("No regressions", "No errors or warnings"),
+# not a rule ("No new dependencies").
+OUTCOME_NOUNS = ("errors", "error", "warnings", "warning", "regressions", "regression",
+                 "failures", "failing tests", "failed tests", "crashes", "bugs", "type errors",
+                 "lint errors", "console errors", "TODOs", "TODO", "flaky tests")
 # Tokens for giving up, not for completion.
 GIVING_UP_TOKENS = ("BLOCKED", "STUCK", "FAILED", "FAILURE", "ERROR", "ABORT", "ABORTED")
 

@@ -10,6 +10,7 @@ from finesse.authoring.prompt_check.opening import (
     after_task_lines,
     is_cold_start,
     opening,
+    orienting_step,
 )
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict, failed, passed
@@ -27,6 +28,9 @@ def check(prompt: Prompt) -> Verdict:
     first = doc.opening()[0]
     if is_cold_start(text):
         return passed(first)
+    oriented = orienting_step(doc)
+    if oriented is not None:
+        return passed(oriented)
     after_preamble = after_task_lines(doc)
     if after_preamble is not None:
         # There, after a title or a task line: the prompt-only check names the misplaced

@@ -29,6 +29,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     PROHIBITION_TITLE,
     PROMISE_TALK,
 )
+from finesse.authoring.prompt_check.words import OUTCOME_NOUNS, alternation
 
 _I = re.IGNORECASE
 SUBAGENT = re.compile(r"\bsub-?agents?\b", _I)
@@ -39,6 +40,11 @@ INVITED_FIX = ("take out the permission to {what}: seed 000's rules say 'Do NOT 
                "from scratch' and 'Do NOT delete existing tests to make a suite pass'")
 
 # A clause, for the invitations below: sentences split further at ";" and dashes.
+# A "No ..." line that states an outcome the work must reach, not a rule for doing it.
+OUTCOME = re.compile(
+    rf"^[\W_]*(?:\d{{1,2}}[.)]\s+)?[\s*_]*no\s+(?:new\s+|more\s+)?{alternation(OUTCOME_NOUNS)}\b|"
+    r"^[\W_]*(?:\d{1,2}[.)]\s+)?[\s*_]*no\b[^.;]{0,60}?\b(?:remains?|exists?|left|found|"
+    r"detected|reported|in\s+the\s+(?:last|final))\b", _I)
 _CLAUSE = re.compile(r";\s+|(?<!\s)\s++[\u2014\u2013]\s+|(?<!\s)\s++--\s+")
 # Any refusal or reluctance in the clause takes the invitation back.
 _REFUSED = re.compile(
@@ -78,6 +84,9 @@ def guardrails_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
         if not rule or PROMISE_TALK.search(text) or HONESTY_TALK.search(text) or (
                 SUBAGENT.search(text)) or NEGATED_EMIT_IT.search(text):
             continue
+        if OUTCOME.match(text) and not GUARDRAIL_INSIDE.search(text) and (
+                id(sentence.block) not in forbidding):
+            continue  # "No errors or warnings in the last run": a criterion, not a rule
         if any(text in sentence.text for text in promised):
             continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail
         return True, sentence.line_at(), ""
