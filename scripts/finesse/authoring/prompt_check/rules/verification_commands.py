@@ -23,6 +23,7 @@ code".
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from finesse.authoring.prompt_check.commands import (
     block_commands,
@@ -31,7 +32,7 @@ from finesse.authoring.prompt_check.commands import (
     names_in,
 )
 from finesse.authoring.prompt_check.criteria import phase_verified
-from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.document import ITEM_MARKER, Document, Line
 from finesse.authoring.prompt_check.opening import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
@@ -144,7 +145,47 @@ def verification_commands_found(prompt: Prompt) -> tuple[bool, Line | None, str]
                             or (_RUN_POINTER.search(text) and names_command(before))
                             or _under_commands(doc, index) or _code_after(doc, index, text)):
                 return True, sentence.line_at(), ""
+    step = _checking_step(doc, names)
+    if step is not None:
+        return True, step, ""
     return False, None, FIX
+
+
+# A step of the work that runs the checks: "5. Run typecheck and tests: `make all`", "- Run
+# `bun run test`", "ensure all tests pass with `bun test`", "Build and test:" over a block.
+# The step's own verb, first (an imperative), after any "then", "and" or "also".
+_RUNS = re.compile(r"^[\W\d]{0,8}(?:(?:then|and|also|now|finally)\W+)?(?:run|execute|ensure|"
+                   r"make\s+sure|verify|validate|confirm)\b", _I)
+_CHECK_WORD = re.compile(
+    r"\b(?:tests?|lint\w*|type-?check\w*|typecheck\w*|builds?|checks?|validat\w*|verify|"
+    r"tsc|clippy|mypy|ruff|eslint|pytest|vitest|jest|cargo|gradlew|make|npm|pnpm|bun|go)\b", _I)
+
+
+_MAKES_A_CHANGE = re.compile(r"^[\W\d]{0,8}(?:(?:then|and|now)\W+)?(?:implement|make|fix|"
+                             r"edit|change|write|add|update|build|code)\b", _I)
+
+
+def _checking_step(doc: Document, names: Callable[[str], bool]) -> Line | None:
+    """The line of a list item or labelled line that runs a check command, if any."""
+    for index, block in doc.prose():
+        if block.kind == "heading":
+            continue
+        text = block.text
+        words = ITEM_MARKER.sub("", CODE_SPAN.sub(" ", text))
+        runs = _RUNS.search(words) is not None
+        if not (runs or text.rstrip(" *_").endswith(":")):
+            continue
+        if not _CHECK_WORD.search(text):
+            continue
+        if block.kind == "item" and runs and names(text) and any(
+                _MAKES_A_CHANGE.search(ITEM_MARKER.sub("", earlier.text))
+                for earlier in doc.blocks[doc.list_starts[index]:index]):
+            return block.first  # a step after the change, in a procedure for each iteration
+        following = doc.blocks[index + 1] if index + 1 < len(doc.blocks) else None
+        if (text.rstrip(" *_").endswith(":") and runs and following is not None
+                and following.kind == "code" and len(block.lines) <= 2):
+            return block.first
+    return None
 
 
 # "Run it", "Run both", "rerun them", "run all three": the commands of the sentence before.
