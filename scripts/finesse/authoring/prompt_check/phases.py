@@ -10,6 +10,7 @@ from finesse.authoring.prompt_check.document import Block, Document, Line
 from finesse.authoring.prompt_check.numbered import numbered_phases
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.phase_tables import table_phases
+from finesse.authoring.prompt_check.procedure import procedure_phases
 from finesse.authoring.prompt_check.sequence import told_phases
 from finesse.authoring.prompt_check.vocabulary import (
     COMMAND_ARROW,
@@ -50,7 +51,8 @@ def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     requirements, tasks or order (and not the criteria); else a table of phases
     (`phase_tables`); else a numbered list under no such heading that is plainly the plan;
     else phases told in words (`sequence`: "First, ... Then ... Finally", "Build auth, then
-    products, then cart", bullets under "in order"). A
+    products, then cart", bullets under "in order"); else the procedure of each iteration
+    (`procedure`: pick the next item, implement it, test, commit). A
     list or paragraph that says its order does not matter ("in whatever order you like")
     holds no phases."""
     marked = _marked_phases(doc)
@@ -78,7 +80,10 @@ def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     if len(prose.found) >= 2:
         return prose
     numbered = numbered_phases(doc, criteria)
-    return numbered if numbered.found else marked
+    if numbered.found:
+        return numbered
+    procedure = procedure_phases(doc)
+    return procedure if procedure.found else marked
 
 
 def _lettered_marker(doc: Document) -> re.Pattern[str]:

@@ -89,12 +89,11 @@ def check(prompt: Prompt) -> Verdict:
     bare = bare_token(prompt)
     if bare is not None and expected is None:
         return passed(bare[1])
-    if bare is not None:
+    if bare is not None and expected is not None:
         token, line = bare
-        wanted = token if token == expected else expected
         return failed(line, f"the loop (--completion-promise {expected}) detects only "
                             f"{_wrap(expected)} in the reply, not a plain {token}: wrap it "
-                            f"as {_wrap(wanted)}")
+                            f"as {_wrap(expected)}")
     tags = [tag for tag in prompt.tags if not tag.blocked]
     return failed(tags[0].line if tags else None,
                   f"add 'Output {_wrap(expected or 'DONE')} when ALL of the following are "
