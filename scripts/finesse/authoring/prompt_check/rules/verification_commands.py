@@ -167,19 +167,22 @@ _MAKES_A_CHANGE = re.compile(r"^[\W\d]{0,8}(?:(?:then|and|now)\W+)?(?:implement|
 
 def _checking_step(doc: Document, names: Callable[[str], bool]) -> Line | None:
     """The line of a list item or labelled line that runs a check command, if any."""
+    changed_in: int | None = None  # the first item of the list whose items made a change
     for index, block in doc.prose():
         if block.kind == "heading":
             continue
         text = block.text
         words = ITEM_MARKER.sub("", CODE_SPAN.sub(" ", text))
+        # Whether an earlier item of this item's list makes the change.
+        after_change = block.kind == "item" and changed_in == doc.list_starts[index]
+        if block.kind == "item" and _MAKES_A_CHANGE.search(words):
+            changed_in = doc.list_starts[index]
         runs = _RUNS.search(words) is not None
         if not (runs or text.rstrip(" *_").endswith(":")):
             continue
         if not _CHECK_WORD.search(text):
             continue
-        if block.kind == "item" and runs and names(text) and any(
-                _MAKES_A_CHANGE.search(ITEM_MARKER.sub("", earlier.text))
-                for earlier in doc.blocks[doc.list_starts[index]:index]):
+        if runs and after_change and names(text):
             return block.first  # a step after the change, in a procedure for each iteration
         following = doc.blocks[index + 1] if index + 1 < len(doc.blocks) else None
         if (text.rstrip(" *_").endswith(":") and runs and following is not None
