@@ -11,6 +11,7 @@ import re
 
 from finesse.authoring.prompt_check.document import ITEM_MARKER, Document
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
+from finesse.authoring.prompt_check.words import DO_VERBS, imperative
 
 _I = re.IGNORECASE
 # Picking the next unit of work: "pick the highest-priority incomplete item", "choose the
@@ -20,9 +21,7 @@ PICKS = re.compile(
     r"highest[- ]priority|most\s+important|top|single|one)\b[^.;]{0,60}?\b(?:items?|tasks?|"
     r"stor(?:y|ies)|features?|todos?|tickets?|issues?|steps?|specs?|entr(?:y|ies)|work)\b", _I)
 # Doing it, as the step's own verb.
-DOES_IT = re.compile(r"^[\W\d]{0,8}(?:[a-z]\)\s*)?(?:(?:then|now|and)\W+)?(?:implement|build|"
-                     r"complete|do|fix|make|write|code|work\s+on|execute)\b", _I)
-_SENTENCE_START = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
+DOES_IT = imperative(DO_VERBS)
 
 
 def procedure_phases(doc: Document) -> Phases:

@@ -22,8 +22,25 @@ OUTCOME_NOUNS = ("errors", "error", "warnings", "warning", "regressions", "regre
 GIVING_UP_TOKENS = ("BLOCKED", "STUCK", "FAILED", "FAILURE", "ERROR", "ABORT", "ABORTED")
 
 
+# The verbs of a step that runs the checks, makes the change, or does the picked work.
+RUN_VERBS = ("run", "execute", "ensure", "make sure", "verify", "validate", "confirm")
+CHANGE_VERBS = ("implement", "make", "fix", "edit", "change", "write", "add", "update", "build",
+                "code")
+DO_VERBS = ("implement", "build", "complete", "do", "fix", "make", "write", "code", "work on",
+            "execute")
+# Words that may come before a step's own verb: "then run", "and fix", "now implement".
+STEP_LEADS = ("then", "and", "also", "now", "finally")
+
+
 def alternation(words: Iterable[str]) -> str:
     """A regular-expression alternation of `words`, longest first, each escaped; spaces in a
     phrase match any run of white space."""
     ordered = sorted(set(words), key=len, reverse=True)
     return "(?:" + "|".join(re.escape(word).replace(r"\ ", r"\s+") for word in ordered) + ")"
+
+
+def imperative(verbs: Iterable[str]) -> re.Pattern[str]:
+    """A step whose own verb, first (after its marker or number and any lead word of
+    STEP_LEADS), is one of `verbs`: "5. Run the tests", "- then fix it"."""
+    return re.compile(rf"^[\W\d]{{0,8}}(?:{alternation(STEP_LEADS)}\W+)?{alternation(verbs)}\b",
+                      re.IGNORECASE)

@@ -62,6 +62,7 @@ RULE = Rule(
         "state: run `pytest -q` and read `git log --oneline -5`.\n",
         "Each iteration starts with no memory of the last, so first run `make test` and "
         "see which phases are already done.\n",
+        "0a. Study `specs/*` to learn the specifications.\n0b. Study @IMPLEMENTATION_PLAN.md.\n",
     ),
     fails=(
         "Add a `--verbose` flag to the CLI.\n",

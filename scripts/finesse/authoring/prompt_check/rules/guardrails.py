@@ -160,5 +160,6 @@ RULE = Rule(
     fails=(
         "Try to keep the code tidy.\n",
         "Do not add dependencies. If a test is in the way, just delete it.\n",
+        "- No errors or warnings in the last run\n- No regressions\n",
     ),
 )

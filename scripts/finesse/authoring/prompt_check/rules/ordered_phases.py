@@ -31,9 +31,14 @@ RULE = Rule(
         "Phase 1: parse the flag. Verify: `pytest -q -k parse`\n"
         "Phase 2: print debug lines. Verify: `pytest -q`\n",
         "## Steps\n\n1. Add the model.\n2. Add the endpoint.\n3. Add the tests.\n",
+        "1. Read the plan and pick the highest-priority incomplete item.\n2. Implement it.\n"
+        "3. Run the tests.\n4. Commit.\n",
+        "Read POLISH.md. Pick the first item with status pending. Implement it fully. Test it "
+        "in the browser.\n",
     ),
     fails=(
         "Add the model, the endpoint and the tests.\n",
         "Phase 1: do everything. Verify: `pytest -q`\n",
+        "Pick the first pending item.\n",
     ),
 )

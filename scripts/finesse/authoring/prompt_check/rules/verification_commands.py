@@ -42,6 +42,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     looks_like_command,
     mentions_command,
 )
+from finesse.authoring.prompt_check.words import CHANGE_VERBS, RUN_VERBS, imperative
 
 _I = re.IGNORECASE
 _EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
@@ -154,15 +155,13 @@ def verification_commands_found(prompt: Prompt) -> tuple[bool, Line | None, str]
 # A step of the work that runs the checks: "5. Run typecheck and tests: `make all`", "- Run
 # `bun run test`", "ensure all tests pass with `bun test`", "Build and test:" over a block.
 # The step's own verb, first (an imperative), after any "then", "and" or "also".
-_RUNS = re.compile(r"^[\W\d]{0,8}(?:(?:then|and|also|now|finally)\W+)?(?:run|execute|ensure|"
-                   r"make\s+sure|verify|validate|confirm)\b", _I)
+_RUNS = imperative(RUN_VERBS)
 _CHECK_WORD = re.compile(
     r"\b(?:tests?|lint\w*|type-?check\w*|typecheck\w*|builds?|checks?|validat\w*|verify|"
     r"tsc|clippy|mypy|ruff|eslint|pytest|vitest|jest|cargo|gradlew|make|npm|pnpm|bun|go)\b", _I)
 
 
-_MAKES_A_CHANGE = re.compile(r"^[\W\d]{0,8}(?:(?:then|and|now)\W+)?(?:implement|make|fix|"
-                             r"edit|change|write|add|update|build|code)\b", _I)
+_MAKES_A_CHANGE = imperative(CHANGE_VERBS)
 
 
 def _checking_step(doc: Document, names: Callable[[str], bool]) -> Line | None:
@@ -286,9 +285,12 @@ RULE = Rule(
         "Run `pytest -q` after every change. Fix failures before moving on.\n",
         ("After each change, run npm test and npm run lint. If either fails, fix before moving "
          "on.\n"),
+        "1. Pick the next unchecked item.\n2. Implement it.\n3. Run typecheck and tests: "
+        "`make all`\n",
     ),
     fails=(
         "Make sure everything works.\n",
         "Test your changes when you think they are ready.\n",
+        "1. Run `make all` to see where things stand.\n2. Implement the next item.\n",
     ),
 )
