@@ -114,16 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results, indent=2))
     else:
-        print(f"{'shape':<16}" + "".join(f"{f'{size:,} B':>12}" for size in sizes)
-              + "".join(f"{f'x {small:,}>{large:,}':>16}"
+        print(f"{'shape':<16}" + "".join(f"{f'{size:,} B':>13}" for size in sizes)
+              + "".join(f"{f'x {small:,}>{large:,}':>20}"
                         for small, large in itertools.pairwise(sizes)) + "  target")
         for result in results:
             timings = result["seconds"]
             growth = result["growth"]
             assert isinstance(timings, dict) and isinstance(growth, list)
             print(f"{result['shape']:<16}"
-                  + "".join(f"{_cell(timings[str(size)]):>12}" for size in sizes)
-                  + "".join(f"{_cell(ratio, 'x'):>16}" for ratio in growth)
+                  + "".join(f"{_cell(timings[str(size)]):>13}" for size in sizes)
+                  + "".join(f"{_cell(ratio, 'x'):>20}" for ratio in growth)
                   + f"  {'PASS' if result['passed'] else 'FAIL'}")
         print(f"target: each tenfold step at most {GROWTH_TARGET:g}x the time (the 100 KB to "
               f"1 MiB step, 10.5x the text, at most {GROWTH_TARGET * 1.048576:.1f}x); "
