@@ -108,6 +108,9 @@ _CAPS = re.compile(
     r"no\s+more|up\s+to|stop|halt|give\s+up|hard|exceed\w*|past|beyond|within|only|total|"
     r"last|final|tops|you\s+(?:get|have)|reach\w*|end|stuck|blocked|progress)\b",
     re.IGNORECASE)
+# A window over the loop's history, not a cap: "the last 3 loops only ran tests".
+_WINDOW = re.compile(rf"\b(?:last|past|previous|recent|prior)\s+{NUMBER}\s+"
+                     rf"(?:{_TURN}|iterations?)\b", re.IGNORECASE)
 _BARE = re.compile(rf"^\W*+(?:iterations?|loops?)\W*[:=]\s*{NUMBER}\W*$", re.IGNORECASE)
 _STREAK = re.compile(r"\b(?:in\s+a\s+row|consecutive\w*|straight|each\s+phase|per\s+phase)\b",
                      re.IGNORECASE)
@@ -122,13 +125,17 @@ def _loose_caps(texts: list[tuple[str, Line]]) -> dict[int, tuple[int, Line]]:
         bare = _BARE.match(plain)
         if bare:
             value = number_value(bare.group(1))
-        elif counted and _CAPS.search(plain) and (
+        elif counted and _CAPS.search(plain) and not _in_a_window(plain, counted.start()) and (
                 not _STREAK.search(plain) or _GIVING_UP.search(plain)):
             value = number_value(next(group for group in counted.groups() if group))
         else:
             continue
         found.setdefault(line.number * 1000 + value, (value, line))
     return found
+
+
+def _in_a_window(text: str, at: int) -> bool:
+    return any(window.start() <= at < window.end() for window in _WINDOW.finditer(text))
 
 
 # A heading that names the loop's limit: "## Iterations", "Iteration limit", "Loop budget".
@@ -192,5 +199,6 @@ RULE = Rule(
     fails=(
         "Max iterations: 40\n",
         "Keep looping forever until it works.\n",
+        "Stop if the last 3 loops only ran the tests.\n",
     ),
 )
