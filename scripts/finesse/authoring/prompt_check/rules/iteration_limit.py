@@ -50,19 +50,32 @@ OTHER_ITERATIONS = re.compile(
 # The caps a prompt states outright (all of `LIMITS` but the BLOCKED-after-N rule).
 _EXPLICIT = LIMITS[:-1]
 _MENTIONS_NUMBER = re.compile(rf"\b{NUMBER}", re.IGNORECASE)
+# (after a letter-less boundary: "max_iterations: 12" names its turns too)
+_MENTIONS_TURN = re.compile(r"(?<![^\W_])(?:iter\w*|loops?|pass(?:es)?|rounds?|runs?|cycles?|"
+                            r"restarts?|go-?rounds?|attempts?)\b", re.IGNORECASE)
+# What every wording of "no cap" holds (NO_LIMIT, AS_MANY_AS_NEEDED).
+_MAY_BE_UNCAPPED = re.compile(r"\b(?:unlimited|many|caps?|limits?|budget|maximum|max|ceiling|"
+                              r"indefinitely|forever|long)\b", re.IGNORECASE)
+
+
+def _may_cap(text: str) -> bool:
+    return bool(_MENTIONS_NUMBER.search(text) and _MENTIONS_TURN.search(text))
 
 
 def iteration_limit_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """Whether the prompt caps the loop at most 25 iterations: (passed, the line that shows
     it or what is wrong, the fix)."""
     doc = prompt.doc
-    # Every cap has a number: the texts without one are read for "no cap" alone.
-    numbered = [(line.text, line) for line in doc.lines if _MENTIONS_NUMBER.search(line.text)]
+    # Every cap has a number and a word for the loop's turns: the texts without both are read
+    # for "no cap" alone.
+    numbered = [(line.text, line) for line in doc.lines if _may_cap(line.text)]
     numbered += [(sentence.text, sentence.line_at()) for sentence in doc.sentences()
-                 if _MENTIONS_NUMBER.search(sentence.text)]
+                 if _may_cap(sentence.text)]
     explicit = any(pattern.search(without_emphasis(text))
                    for text, _ in numbered for pattern in _EXPLICIT)
     for sentence in doc.sentences():
+        if not _MAY_BE_UNCAPPED.search(sentence.text):
+            continue
         plain = without_emphasis(sentence.text)
         unlimited = NO_LIMIT.search(plain) or (
             None if explicit else AS_MANY_AS_NEEDED.search(plain))

@@ -110,7 +110,8 @@ class Scope:
 
 
 def find_scope(doc: Document) -> Scope:
-    in_scope: list[tuple[str, Line]] = []
+    # Keyed by path and line, so a clause that points back moves its paths in linear time.
+    in_scope: dict[tuple[str, int], tuple[str, Line]] = {}
     out_of_scope: list[tuple[str, Line]] = []
     rest_is_out: Line | None = None
     for index, block in doc.prose():
@@ -131,14 +132,17 @@ def find_scope(doc: Document) -> Scope:
                 if said_out and not paths and before and (
                         _POINTS_BACK.search(words)
                         or len(words.split()) <= _SHORT_CLAUSE_WORDS):
-                    in_scope[:] = [found for found in in_scope if found not in before]
+                    for path, at in before:
+                        in_scope.pop((path, at.number), None)
                     out_of_scope += before
                 if paths and not said_out and not under_out and _RESTRICTED.search(words):
                     rest_is_out = rest_is_out or line
-                target = out_of_scope if (said_out or under_out) else in_scope
-                target += paths
+                if said_out or under_out:
+                    out_of_scope += paths
+                else:
+                    in_scope.update(((path, at.number), (path, at)) for path, at in paths)
                 before = paths
-    return Scope(tuple(in_scope), tuple(out_of_scope), rest_is_out)
+    return Scope(tuple(in_scope.values()), tuple(out_of_scope), rest_is_out)
 
 
 def paths_in(clause: str) -> list[str]:
