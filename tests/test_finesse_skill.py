@@ -15,7 +15,7 @@ import yaml
 
 from finesse.authoring.iterations import TABLE, reasoning
 from finesse.authoring.plan import unresolved_reviews
-from finesse.authoring.prompt_check.attributes import ATTRIBUTES
+from finesse.authoring.prompt_check.registry import RULES
 from finesse.authoring.prompt_check.validate import validate_prompt
 from finesse.authoring.render import git_rule, render_prompt
 from finesse.authoring.spec import AgentReview, GitConfig, Spec
@@ -120,7 +120,7 @@ def test_the_ten_attributes_are_listed_in_order_with_the_checker_keys() -> None:
     listed = re.findall(r"^(\d+)\. \*\*[^*]+\*\* \(`([a-z-]+)`\)", section(
         "The ten mandatory attributes"), re.MULTILINE)
     assert [(int(number), key) for number, key in listed] == [
-        (attribute.id, attribute.key) for attribute in ATTRIBUTES]
+        (rule.id, rule.key) for rule in RULES]
 
 
 CUSTOM_WORDS = "Commit when make test passes, prefixed [x]."

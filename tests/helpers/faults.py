@@ -8,7 +8,7 @@ after git did its work, which is the instant a crash hurts most. The call chosen
 (`kill_at=k`), or the n-th whose arguments hold a word (`kill_on="restore"`, `nth=1`).
 With neither, it only counts: a clean run says how many crash points a scenario has.
 
-The writer's kill points are `finesse.support.files.FAULT_ENV`: "die after step N" of the
+The writer's kill points are `finesse.support.writes.FAULT_ENV`: "die after step N" of the
 process's atomic writes (each write is four steps: temp created, data written and synced,
 renamed, folder synced).
 """

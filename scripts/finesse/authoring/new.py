@@ -32,9 +32,10 @@ from finesse.authoring.workflows.model import (
 )
 from finesse.authoring.workflows.names import looks_like_wave, wave_folder
 from finesse.errors import FinesseError, UsageError
-from finesse.support.files import shown_name, shown_path, write_atomic
+from finesse.support.files import shown_name, shown_path
 from finesse.support.git import open_repository
 from finesse.support.strict import problems
+from finesse.support.writes import write_atomic
 
 DEFAULT_OUT_DIR = "finesse-plans"
 NO_COMMIT_YET = "none (no commit yet)"

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from finesse.headless.worktrees import branch_tip, has_merge_of, is_ancestor
-from finesse.support.files import write_atomic
 from finesse.support.git import Git
+from finesse.support.writes import write_atomic
 
 
 def progress_path(root: Path, session: str) -> Path:

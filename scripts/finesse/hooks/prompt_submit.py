@@ -80,11 +80,13 @@ HELP = """finesse Ralph loops: the same prompt again each time Claude stops, unt
 
 
 def _checked_prompt(request: StartRequest) -> list[str]:
-    """`/finesse-execute` runs only prompts that pass the loop-prompt check, unless --force;
-    returns the failing attribute keys that --force let through."""
+    """`/finesse-execute` runs only prompts that pass the loop-prompt check, as this loop will
+    run them (its promise and its cap), unless --force; returns the failing attribute keys
+    that --force let through."""
     from finesse.authoring.prompt_check.validate import validate_prompt
 
-    checked = validate_prompt(request.prompt, promise=request.promise)
+    checked = validate_prompt(request.prompt, promise=request.promise,
+                              max_iterations=request.max_iterations)
     failing = [attribute.key for attribute in checked.attributes if not attribute.passed]
     if failing and not request.force:
         raise UsageError(

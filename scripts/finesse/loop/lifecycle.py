@@ -20,8 +20,8 @@ from finesse.record import Record, replace
 from finesse.results import Cursor
 from finesse.state.store import LockBusy, LoopStore
 from finesse.support import git as gitstate
-from finesse.support.files import write_atomic
 from finesse.support.usage import start_cursor
+from finesse.support.writes import write_atomic
 
 if TYPE_CHECKING:  # the grammar is not needed on the Stop path
     from finesse.loop.request import StartRequest

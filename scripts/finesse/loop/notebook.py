@@ -15,7 +15,8 @@ from finesse.models import IterationRecord, LoopState
 from finesse.record import replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
-from finesse.support.files import read_text, remove_stale_temps, shown_name, write_atomic
+from finesse.support.files import read_text, shown_name
+from finesse.support.writes import remove_stale_temps, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -20,7 +20,8 @@ import time
 from typing import Any
 
 from finesse.state.paths import StatePaths
-from finesse.support.files import FileProblem, read_bytes, remove_stale_temps, write_atomic
+from finesse.support.files import FileProblem, read_bytes
+from finesse.support.writes import remove_stale_temps, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

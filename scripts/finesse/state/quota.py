@@ -7,7 +7,8 @@ from __future__ import annotations
 from finesse.results import Quota
 from finesse.schema import SchemaError, from_json, to_json
 from finesse.state.paths import StatePaths
-from finesse.support.files import FileProblem, read_bytes, write_atomic
+from finesse.support.files import FileProblem, read_bytes
+from finesse.support.writes import write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

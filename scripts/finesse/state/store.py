@@ -18,15 +18,9 @@ from finesse.models import LoopState
 from finesse.record import Record
 from finesse.schema import SchemaError
 from finesse.state.paths import StatePaths, is_valid_session_id
-from finesse.support.files import (
-    FileProblem,
-    open_regular,
-    read_bytes,
-    read_text,
-    shown_name,
-    write_atomic,
-)
+from finesse.support.files import FileProblem, open_regular, read_bytes, read_text, shown_name
 from finesse.support.locks import LockTimeout, exclusive
+from finesse.support.writes import write_atomic
 
 LOCK_TIMEOUT_SECONDS = 15.0
 MAX_STATE_BYTES = 32 * 1024 * 1024

@@ -11,7 +11,8 @@ from typing import Any
 
 from finesse.errors import UsageError
 from finesse.support import json_text
-from finesse.support.files import read_text_if_present, write_atomic
+from finesse.support.files import read_text_if_present
+from finesse.support.writes import write_atomic
 
 MARK = "statusline"  # our command is `.../ralph statusline ...`
 

@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from finesse.support.files import fault_point
+from finesse.support.writes import fault_point
 
 LOCK_SUFFIX = ".lock"
 

@@ -15,13 +15,15 @@ the same thing everywhere:
   indented code block. `prose_lines` and `strip_code` are built on it: what an agent's
   reply says outside code.
 - a heading is `#` to `######` after at most three spaces, then a space or the line's end;
-  closing hashes are not part of the title.
+  closing hashes are not part of the title. `heading_sections` gives each heading with the
+  lines its section spans (to the next heading of its level or above), `section_ends` the
+  same for any sequence of levels, in one pass.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Literal, NamedTuple
 
 FenceLine = Literal["open", "code", "close"]
@@ -128,6 +130,52 @@ def _without_closing_hashes(title: str) -> str:
         return body
     before = body.rstrip(" \t")
     return title if before == body else before
+
+
+def section_ends(levels: Sequence[int | None]) -> list[int]:
+    """Where each section ends, for a sequence of heading levels (None for what is no
+    heading): a heading's section ends at the next heading of its level or a higher one (a
+    smaller number), anything else at the next heading of any level; len(levels) when
+    nothing ends it. One pass, with a stack of the headings still open, so a reader of many
+    sections never walks forward from each."""
+    ends = [len(levels)] * len(levels)
+    still_open: list[tuple[int, int]] = []  # (position, level) of the open headings, levels rising
+    waiting: list[int] = []  # positions that are no heading, since the last heading
+    for position, level in enumerate(levels):
+        if level is None:
+            waiting.append(position)
+            continue
+        for earlier in waiting:
+            ends[earlier] = position
+        waiting.clear()
+        while still_open and still_open[-1][1] >= level:
+            ends[still_open.pop()[0]] = position
+        still_open.append((position, level))
+    return ends
+
+
+class HeadingSection(NamedTuple):
+    level: int
+    title: str
+    start: int  # the heading's line, 0-based
+    end: int  # the line after the section's last, 0-based: the next heading of its level or above
+
+
+def heading_sections(text: str) -> list[HeadingSection]:
+    """The ATX headings of `text` outside fenced code, each with the lines its section
+    spans (`section_ends`)."""
+    fences = Fences()
+    lines = split_lines(text)
+    levels: list[int | None] = []
+    titles: dict[int, str] = {}
+    for number, line in enumerate(lines):
+        found = heading(line) if fences.step(line) is None else None
+        levels.append(None if found is None else found[0])
+        if found is not None:
+            titles[number] = found[1]
+    ends = section_ends(levels)
+    return [HeadingSection(level, titles[number], number, ends[number])
+            for number, level in enumerate(levels) if level is not None]
 
 
 def lines_with_offsets(text: str, start: int = 0,

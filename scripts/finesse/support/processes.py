@@ -268,7 +268,7 @@ def pid_alive(pid: int) -> bool:
 
 def kill_self() -> None:
     """End this process at once, as a SIGKILL from outside would: no cleanup, no flush (the
-    crash-safety tests' kill points, `finesse.support.files.fault_point`)."""
+    crash-safety tests' kill points, `finesse.support.writes.fault_point`)."""
     if os.name == "nt":
         os._exit(137)
     os.kill(os.getpid(), signal.SIGKILL)

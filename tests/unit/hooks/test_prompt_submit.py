@@ -30,6 +30,7 @@ from tests.helpers.states import (
     only_archived,
 )
 from tests.helpers.texts import NOTES, START_TEXT, UNVERIFIED_END, UNVERIFIED_START, stopped_banner
+from tests.unit.authoring.prompt_check.test_validate import BASE
 
 # --- /ralph-loop ----------------------------------------------------------------------------------
 
@@ -398,3 +399,20 @@ def test_a_loop_is_refused_while_the_session_has_an_active_goal(session: Session
     output = session.submit("/ralph-loop go")
     assert output is not None and "hookSpecificOutput" in output  # cleared: it starts
     assert active(session.root).prompt == "go"
+
+
+def test_finesse_execute_checks_the_prompt_with_its_own_cap(git_repo: Path) -> None:
+    """The prompt states no cap: /finesse:finesse-execute judges it with its own
+    --max-iterations, so 8 runs it and 40 is refused on the iteration limit alone."""
+    (git_repo / "finesse-plans").mkdir()
+    (git_repo / "finesse-plans" / "task.md").write_text(BASE.replace("Max iterations: 10\n", ""))
+    (git_repo / "finesse-plans" / "task-promise.txt").write_text("DONE\n")
+    command = ("/finesse:finesse-execute --prompt-file finesse-plans/task.md "
+               "--completion-promise-file finesse-plans/task-promise.txt --max-iterations ")
+    refused = submit(git_repo, command + "40")
+    assert refused == {"decision": "block", "reason": (
+        "finesse: finesse-plans/task.md fails the loop-prompt check (iteration-limit): fix it "
+        "(`finesse validate finesse-plans/task.md` says how) or add --force")}
+    started = submit(git_repo, command + "8")
+    assert started is not None and "systemMessage" in started
+    assert active(git_repo).max_iterations == 8

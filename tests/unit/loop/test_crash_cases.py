@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from finesse.support.files import write_atomic
+from finesse.support.writes import write_atomic
 from tests.helpers.cli import run
 from tests.helpers.faults import FaultyGit, run_python
 from tests.helpers.gate import GATE
@@ -304,14 +304,14 @@ def test_status_lists_an_interrupted_gate_step_and_the_next_stop_says_what_it_di
 _WRITE = """
 import sys
 from pathlib import Path
-from finesse.support.files import write_atomic
+from finesse.support.writes import write_atomic
 write_atomic(Path(sys.argv[1]), "new text\\n" * 1000, temp_dir=Path(sys.argv[2]), durable=True)
 """
 
 
 def test_the_writer_killed_at_each_step_leaves_the_old_file_or_the_new_one(
         tmp_path: Path) -> None:
-    from finesse.support.files import FAULT_ENV, remove_stale_temps
+    from finesse.support.writes import FAULT_ENV, remove_stale_temps
 
     project = tmp_path / "project"
     own = project / ".claude" / "ralph" / "tmp"

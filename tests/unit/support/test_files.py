@@ -9,15 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from finesse.support.files import (
-    FileProblem,
-    open_regular,
-    read_bytes,
-    read_text,
-    shown_name,
-    storable,
-    write_atomic,
-)
+from finesse.support.files import FileProblem, open_regular, read_bytes, read_text, shown_name
+from finesse.support.writes import storable, write_atomic
 from tests.helpers.states import files_under
 
 

@@ -30,10 +30,11 @@ from finesse.authoring.cache.model import (
 from finesse.errors import StateError, UsageError
 from finesse.state.store import utcnow
 from finesse.support import json_text
-from finesse.support.files import FileProblem, read_bytes, write_atomic
+from finesse.support.files import FileProblem, read_bytes
 from finesse.support.git import GitError, Repository, open_repository
 from finesse.support.locks import LockTimeout, exclusive
 from finesse.support.strict import problems
+from finesse.support.writes import write_atomic
 
 FINESSE_DIR = ".finesse"
 CACHE_FILE_NAME = "exploration-cache.json"

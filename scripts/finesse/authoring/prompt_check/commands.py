@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from finesse.authoring.prompt_check.document import Block, Document
+from finesse.authoring.prompt_check.document import LIST_MARKER, Block, Document
 from finesse.authoring.prompt_check.tables import tables
 from finesse.authoring.prompt_check.vocabulary import CODE_SPAN, mentions_command
 
@@ -34,7 +34,7 @@ _ENGLISH = frozenset({
 })
 _WRAPPERS = frozenset({"sudo", "env", "time", "npx", "exec", "bundle", "poetry", "uv", "pipx"})
 _INDENTED = re.compile(r"^(?: {4}|\t)")
-_NAMED_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])?\s*[*_]*(?P<name>[\w][\w +/.-]{0,30}?)"
+_NAMED_ITEM = re.compile(rf"^\s*+{LIST_MARKER}?\s*+[*_]*+(?P<name>[\w][\w +/.-]{{0,30}}?)"
                          r"[*_]*\s*:[*_]*\s*(?=`)")
 _MAX_NAME_WORDS = 4
 # Labels that say what follows, not which command it is: "- Verify: `...`", "Only: `...`".

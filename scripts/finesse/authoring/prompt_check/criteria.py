@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 
-from finesse.authoring.prompt_check.document import Block, Line
+from finesse.authoring.prompt_check.document import ITEM_MARKER, LIST_MARKER, Block, Line
 from finesse.authoring.prompt_check.holdback import NEGATED_CLAIM
 from finesse.authoring.prompt_check.phase_model import Phase
 from finesse.authoring.prompt_check.quality import CHECKABLE, DONE_WHEN
 from finesse.authoring.prompt_check.quality import vague_word as vague_word  # spec_fields
-from finesse.authoring.prompt_check.structure import PromiseTag, Prompt, inline_criteria
+from finesse.authoring.prompt_check.reading import PromiseTag, Prompt, inline_criteria
 from finesse.authoring.prompt_check.vocabulary import (
     ARROW,
     CODE_SPAN,
@@ -24,7 +24,7 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 
 # A criterion under a phase: a list item or an outline-numbered line ("1.3.1 ...").
-_CRITERION_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)]|\d{1,3}(?:\.\d{1,3})+[.)]?)\s+\S")
+_CRITERION_LINE = re.compile(rf"^\s*+(?:{LIST_MARKER}|\d{{1,3}}(?:\.\d{{1,3}})+[.)]?)\s+\S")
 # A phase line that goes on after its name: "**Step 1 — Verify.** `x` should check ...".
 _SENTENCE_THEN_MORE = re.compile(r"[.!?][*_]*\s+\S")
 # A command the phase runs, or gives under any label: "Run `pytest -q` to confirm", "Test:
@@ -35,7 +35,7 @@ RUN_OR_LABEL = re.compile(
     r"\s*`([^`]+)`",
     re.I)
 _DONE_LABEL = re.compile(
-    r"^[\s*_]*(?:done|complete|completion|finished|finish|success|signal)[\s*_:]*$", re.I)
+    r"^[\s*_]*+(?:done|complete|completion|finished|finish|success|signal)[\s*_:]*$", re.I)
 
 
 def completion_conditions(prompt: Prompt) -> list[tuple[str, Line]]:
@@ -72,7 +72,7 @@ def signal_condition(tag: PromiseTag) -> str:
     """The condition of a signal; for "... pass in the same iteration. Then output <promise>X
     </promise>", the sentence before it."""
     sentence = tag.sentence
-    if sentence is not None and THEN.match(re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+", "",
+    if sentence is not None and THEN.match(ITEM_MARKER.sub("",
                                                   sentence.text)):
         earlier = [s for s in sentence.block.sentences() if s.offset < sentence.offset]
         # "Then, and only then, output ..." under the list of criteria: they are the condition.

@@ -16,17 +16,21 @@ from functools import cached_property
 from typing import Literal
 
 from finesse.authoring.prompt_check.unwrap import unwrapped
-from finesse.support.markdown import Fences, heading
+from finesse.support.markdown import Fences, heading, section_ends, split_lines
 
 BlockKind = Literal["heading", "paragraph", "item", "code"]
 
 STRONG_LEVEL = 7  # a bold-only or ALL-CAPS line standing in for a heading
 LABEL_LEVEL = 8  # "Label:" above a list; it heads that list and nothing else
 
+# A list item's marker: a bullet or a number of up to three digits and "." or ")".
+LIST_MARKER = r"(?:[-*+]|\d{1,3}[.)])"
+# The marker at the start of an item's text, with the space after it and any checkbox.
+ITEM_MARKER = re.compile(rf"^\s*+{LIST_MARKER}\s++(?:\[[ xX]\]\s++)?")
 _ITEM = re.compile(r"^(\s*)([-*+]|(\d{1,3})[.)])\s+\S")
-_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
-_BOLD_LINE = re.compile(r"^\s*(\*\*|__)(?P<title>[^*_].*?)\1[\s:.]*$")
-_CAPS_LINE = re.compile(r"^\s*(?P<title>[A-Z][A-Z0-9 &/'()-]{1,40}?)\s*:?\s*$")
+_RULE = re.compile(r"^\s*+([-*_])(?:\s*+\1){2,}+\s*+$")
+_BOLD_LINE = re.compile(r"^\s*+(\*\*|__)(?P<title>[^*_].*?)\1[\s:.]*$")
+_CAPS_LINE = re.compile(r"^\s*+(?P<title>[A-Z][A-Z0-9 &/'()-]{1,40}?)\s*+:?\s*+$")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])[*_]*\s+")  # "**Rules.** Never ..." breaks too
 # A line opening with "Label:" ("Out of scope:", "**Verify:**") starts a new sentence.
 _LABELLED = re.compile(r"^[*_]*[A-Z][\w()/'-]*(?: [\w()/'-]+){0,3}:[*_]*(?:\s|$)")
@@ -117,7 +121,7 @@ class Document:
 
     @classmethod
     def parse(cls, text: str) -> Document:
-        raw_lines = unwrapped(text.splitlines())
+        raw_lines = unwrapped(split_lines(text))
         lines = tuple(Line(number, raw) for number, raw in enumerate(raw_lines, 1))
         return cls(lines, tuple(_name_headings(list(_split_blocks(lines)))))
 
@@ -145,29 +149,35 @@ class Document:
 
     def list_after(self, index: int) -> list[Block]:
         """The list items right after block `index`, up to the first block that is not one."""
-        items = []
-        for block in self._after(index):
-            if block.kind != "item":
-                break
-            items.append(block)
-        return items
+        return list(self.blocks[index + 1 : self._items_end[index + 1]])
+
+    @cached_property
+    def _items_end(self) -> list[int]:  # per position, the first at or after it not an item
+        ends = [len(self.blocks)] * (len(self.blocks) + 1)
+        for index in range(len(self.blocks) - 1, -1, -1):
+            ends[index] = ends[index + 1] if self.blocks[index].kind == "item" else index
+        return ends
+
+    @cached_property
+    def list_starts(self) -> list[int]:
+        """Per block, the index of the first item of the run of items holding it (its own
+        index when it is no item)."""
+        starts: list[int] = []
+        for index, block in enumerate(self.blocks):
+            continues = block.kind == "item" and index and self.blocks[index - 1].kind == "item"
+            starts.append(starts[-1] if continues else index)
+        return starts
 
     def section(self, index: int) -> list[Block]:
         """The blocks under the heading at `index`."""
-        heading = self.blocks[index]
-        if heading.level == LABEL_LEVEL:
+        if self.blocks[index].level == LABEL_LEVEL:
             return self.list_after(index)
-        covered = []
-        for block in self._after(index):
-            if block.kind == "heading" and block.level <= heading.level:
-                break
-            covered.append(block)
-        return covered
+        return list(self.blocks[index + 1 : self._section_ends[index]])
 
-    def _after(self, index: int) -> Iterator[Block]:
-        # Indexing, not slicing: a slice copies the rest of the prompt on every call.
-        for later in range(index + 1, len(self.blocks)):
-            yield self.blocks[later]
+    @cached_property
+    def _section_ends(self) -> list[int]:
+        return section_ends([block.level if block.kind == "heading" else None
+                             for block in self.blocks])
 
     def headings_over(self, index: int) -> list[Block]:
         """The headings whose sections hold block `index`, innermost first."""
@@ -285,13 +295,3 @@ def _name_headings(blocks: list[Block]) -> Iterator[Block]:
         else:
             yield block
 
-
-def first_list(blocks: list[Block]) -> list[Block]:
-    """The items of the first list among `blocks` (the run of items before anything else)."""
-    items: list[Block] = []
-    for block in blocks:
-        if block.kind == "item":
-            items.append(block)
-        elif items:
-            break
-    return items

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from finesse.authoring.prompt_check.cold_start import is_cold_start
 from finesse.authoring.prompt_check.document import Block, Document, Line
+from finesse.authoring.prompt_check.opening import is_cold_start
 
 FIX = ("start the file with the cold-start paragraph (\"You are iterating on ...\"); "
        "metadata belongs in <name>-plan.md")
-_METADATA = re.compile(r"^\s*[*_]*[A-Za-z][\w -]{0,30}[*_]*\s*:[*_]*\s+\S")
+_METADATA = re.compile(r"^\s*+[*_]*+[A-Za-z][\w -]{0,30}[*_]*\s*:[*_]*\s+\S")
 
 
 @dataclass(frozen=True)

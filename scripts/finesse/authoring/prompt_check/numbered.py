@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from finesse.authoring.prompt_check.cold_start import cold_start_lines
 from finesse.authoring.prompt_check.commands import invocation
 from finesse.authoring.prompt_check.document import Block, Document, Line
+from finesse.authoring.prompt_check.opening import cold_start_lines
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
@@ -33,7 +33,7 @@ _I = re.IGNORECASE
 # "**1. Lexer** —", "1) backoff ...", "__2 — Parser__", "  3: docs ...", "### B. Print",
 # "- [ ] 2. print", "#3", "(4)", "[5]", "6️⃣".
 NUMBERED_LINE = re.compile(
-    r"^\s*(?:#{1,6}\s+)?(?:[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:\*\*|__)?\s*"
+    r"^\s*+(?:#{1,6}\s++)?(?:[-*+]\s++)?(?:\[[ xX]\]\s++)?(?:\*\*|__)?\s*+"
     r"(?:(?P<number>\d{1,2}|(?-i:[A-H])(?=[.)]))(?:st|nd|rd|th)?\s*(?:[.):]|\s[\u2014\u2013-])|"
     r"[#(\[](?P<mark>\d{1,2}|(?-i:[a-h])(?=\)))[)\]]?\s|(?P<key>\d)\ufe0f?\u20e3|"
     r"(?P<letter>(?-i:[a-h]))\)\s)(?:\*\*|__)?\s*\S")
@@ -44,7 +44,7 @@ _NOT_THE_PLAN = re.compile(
     r"verification|checks?)\b", _I)
 _OPENING_LINES = 8
 _RULE_START = re.compile(
-    r"^\s*(?:[-*+]|\d{1,3}[.)])?\s*[*_]*(?:do\s+not|don['\u2019]?t|never|always|avoid|if|when|"
+    r"^\s*+(?:[-*+]|\d{1,3}[.)])?\s*+[*_]*+(?:do\s+not|don['\u2019]?t|never|always|avoid|if|when|"
     r"whenever|only|no\s|must|keep|run|read)\b", _I)
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from finesse.authoring.prompt_check.document import LABEL_LEVEL, Block, Document, Line
+from finesse.authoring.prompt_check.document import Block, Document, Line
 from finesse.authoring.prompt_check.numbered import numbered_phases
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.phase_tables import table_phases
+from finesse.authoring.prompt_check.procedure import procedure_phases
 from finesse.authoring.prompt_check.sequence import told_phases
 from finesse.authoring.prompt_check.vocabulary import (
     COMMAND_ARROW,
@@ -23,16 +24,17 @@ from finesse.authoring.prompt_check.vocabulary import (
     VERIFY,
     number_value,
 )
+from finesse.support.markdown import section_ends
 
 _NUMBERED_TITLE = re.compile(r"^[*_]*(\d{1,2})[.):]?[*_]*\s+\S")
 # What follows a phase's own marker: a separator or the end of the line ("Phase 2: ...",
 # "## Step 3", "Stage 2 — ..."), not a verb ("Step 4 is done when ...").
 _TITLED = re.compile(r"[*_]*\s*(?:[:.)\u2014\u2013-]|$)")
 # Under a "phases:" key of a prompt written as YAML-style keys: "  1_config:", "  2-lint:".
-_PHASES_KEY = re.compile(r"^\s*(?:phases|steps|stages|milestones|plan|order)\s*:\s*$", re.I)
+_PHASES_KEY = re.compile(r"^\s*+(?:phases|steps|stages|milestones|plan|order)\s*+:\s*+$", re.I)
 # Steps numbered with a number sign or in brackets: "#1 project root detection", "[2] ...".
-_NUMBER_SIGN = re.compile(r"^\s*(?:#|\[)(?P<number>\d{1,2})\]?\s+\S")
-_NUMBERED_KEY = re.compile(r"^\s+(?P<number>\d{1,2})[_-][A-Za-z][\w-]*\s*:")
+_NUMBER_SIGN = re.compile(r"^\s*+(?:#|\[)(?P<number>\d{1,2})\]?\s+\S")
+_NUMBERED_KEY = re.compile(r"^\s++(?P<number>\d{1,2})[_-][A-Za-z][\w-]*\s*:")
 
 
 def _has_phases_key(doc: Document) -> bool:
@@ -49,7 +51,8 @@ def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     requirements, tasks or order (and not the criteria); else a table of phases
     (`phase_tables`); else a numbered list under no such heading that is plainly the plan;
     else phases told in words (`sequence`: "First, ... Then ... Finally", "Build auth, then
-    products, then cart", bullets under "in order"). A
+    products, then cart", bullets under "in order"); else the procedure of each iteration
+    (`procedure`: pick the next item, implement it, test, commit). A
     list or paragraph that says its order does not matter ("in whatever order you like")
     holds no phases."""
     marked = _marked_phases(doc)
@@ -77,7 +80,10 @@ def find_phases(doc: Document, criteria: Sequence[Block]) -> Phases:
     if len(prose.found) >= 2:
         return prose
     numbered = numbered_phases(doc, criteria)
-    return numbered if numbered.found else marked
+    if numbered.found:
+        return numbered
+    procedure = procedure_phases(doc)
+    return procedure if procedure.found else marked
 
 
 def _lettered_marker(doc: Document) -> re.Pattern[str]:
@@ -108,9 +114,10 @@ def _marked_phases(doc: Document, marker: re.Pattern[str] = PHASE_MARKER) -> Pha
                                     f"{number} after phase {len(starts) + base - 1}")
         starts.append((number, line))
     next_heading = _next_heading(doc)
+    paragraph_end = _paragraph_ends(doc)
     phases = []
     for position, (number, line) in enumerate(starts):
-        stops = [next_heading(line), _paragraph_end(doc, line)]
+        stops = [next_heading(line), paragraph_end(line)]
         if position + 1 < len(starts):
             stops.append(starts[position + 1][1].number)
         phases.append(Phase(number + 1 - base, line,
@@ -118,22 +125,28 @@ def _marked_phases(doc: Document, marker: re.Pattern[str] = PHASE_MARKER) -> Pha
     return Phases(tuple(phases))
 
 
-def _paragraph_end(doc: Document, line: Line) -> int:
+def _paragraph_ends(doc: Document) -> Callable[[Line], int]:
     """Where a phase on a plain line ("Phase 2: ...", not a heading) ends: at a blank line
     followed by an unindented line that is neither a list item, a Verify label nor code (so
-    the rules after the last phase are not part of it)."""
-    if any(block.kind == "heading" and block.first == line for block in doc.blocks):
-        return len(doc.lines) + 1
-    blank = False
-    for later in doc.lines[line.number :]:
-        text = later.text
-        if not text.strip():
-            blank = True
-            continue
-        if blank and not text[:1].isspace() and not _continues_phase(text):
-            return later.number
-        blank = False
-    return len(doc.lines) + 1
+    the rules after the last phase are not part of it). A phase on a heading's line ends
+    only where its heading does. Found for every line in one pass from the end."""
+    headings = {block.first.number for block in doc.blocks if block.kind == "heading"}
+    last = len(doc.lines) + 1
+    # stop_from[n]: the first line numbered n or later that ends a phase above it.
+    stop_from = [last] * (len(doc.lines) + 2)
+    for number in range(len(doc.lines), 0, -1):
+        text = doc.lines[number - 1].text
+        ends_here = (number > 1 and not doc.lines[number - 2].text.strip() and text.strip()
+                     and not text[:1].isspace() and not _continues_phase(text))
+        stop_from[number] = number if ends_here else stop_from[number + 1]
+
+    def end(line: Line) -> int:
+        if line.number in headings:
+            return last
+        # The blank line must come after the phase's own line.
+        return stop_from[min(line.number + 2, last)]
+
+    return end
 
 
 def _continues_phase(text: str) -> bool:
@@ -143,17 +156,14 @@ def _continues_phase(text: str) -> bool:
 
 
 def _next_heading(doc: Document) -> Callable[[Line], int]:
-    """Where a phase that starts at a line ends: the next heading of its level or above."""
-    headings = [(block.first.number, block.level) for block in doc.blocks
-                if block.kind == "heading"]
-    levels = dict(headings)
-
-    def end(line: Line) -> int:
-        own = levels.get(line.number, LABEL_LEVEL)
-        later = (number for number, level in headings if number > line.number and level <= own)
-        return next(later, len(doc.lines) + 1)
-
-    return end
+    """Where a phase that starts at a line ends: the next heading of its level or above
+    (of any level, for a line that is no heading)."""
+    levels: list[int | None] = [None] * len(doc.lines)
+    for block in doc.blocks:
+        if block.kind == "heading":
+            levels[block.first.number - 1] = block.level
+    ends = section_ends(levels)
+    return lambda line: ends[line.number - 1] + 1
 
 
 def _listed_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
@@ -192,7 +202,7 @@ def _listed_phases(doc: Document, criteria_list: Sequence[Block]) -> Phases:
         stops.append(min(
             next((b.first.number for b in doc.blocks[index + 1 :]
                   if b.kind == "heading" and b.first.number > last), len(doc.lines) + 1),
-            _paragraph_end(doc, items[-1].first)))
+            _paragraph_ends(doc)(items[-1].first)))
         return Phases(tuple(
             Phase(position, item.first, doc.lines[item.first.number - 1 : stop - 1])
             for position, (item, stop) in enumerate(zip(items, stops, strict=True), 1)

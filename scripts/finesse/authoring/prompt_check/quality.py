@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from finesse.authoring.prompt_check.document import ITEM_MARKER
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     looks_like_command,
@@ -13,7 +14,6 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 
 _I = re.IGNORECASE
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 # Words that judge quality without saying how to measure it: "Code is clean", "Make it good",
 # "Properly structured" (the seed's own NO examples), and their kin. A hyphenated compound
@@ -123,7 +123,7 @@ def checkable(text: str) -> bool:
     """Whether `text` names a command, or a result only a command can show. A criterion
     that opens with a code span ("- `make check` prints OK") names its command."""
     prose = CODE_SPAN.sub(" x ", text)
-    if (CHECKABLE.search(prose) or _LIST_MARKER.sub("", text).startswith("`")
+    if (CHECKABLE.search(prose) or ITEM_MARKER.sub("", text).startswith("`")
             or ARTEFACT.search(text) or ABSENT.search(prose) or MEASURED_QUALITY.search(prose)):
         return True
     spans = [span.strip("`") for span in CODE_SPAN.findall(text)]

@@ -16,8 +16,14 @@ import re
 from dataclasses import dataclass
 from itertools import dropwhile
 
-from finesse.authoring.prompt_check.cold_start import cold_start_lines, is_cold_start
-from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence, first_list
+from finesse.authoring.prompt_check.document import (
+    ITEM_MARKER,
+    Block,
+    Document,
+    Line,
+    Sentence,
+)
+from finesse.authoring.prompt_check.opening import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
@@ -32,7 +38,6 @@ from finesse.authoring.prompt_check.vocabulary import (
 )
 
 _I = re.IGNORECASE
-_ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 # "Build auth, then products, then cart": two "then"s at least.
 _THEN_CHAIN = re.compile(
     r"(?P<first>[^,;:]{3,}?)[,;]\s*(?:and\s+)?then\s+(?P<second>[^,;]+?)[,;]\s*(?:and\s+)?"
@@ -66,7 +71,7 @@ def _runs(doc: Document) -> list[list[_Unit]]:
     last: Block | None = None  # the block before, when it was a paragraph of the runs
     for _, block in doc.prose():
         if block.kind == "item" and block.first.number not in opening:
-            items.append(_Unit(_ITEM_MARK.sub("", block.text), block.first,
+            items.append(_Unit(ITEM_MARKER.sub("", block.text), block.first,
                                block.lines[-1].number + 1))
             last = None
             continue
@@ -178,7 +183,7 @@ def _chained(doc: Document) -> Phases:
         if block.first.number in opening or _under_rules(doc, index):
             continue
         for sentence in block.sentences():
-            text = _ITEM_MARK.sub("", sentence.text.strip())
+            text = ITEM_MARKER.sub("", sentence.text.strip())
             # Each pattern only where its marks are: searched everywhere, they take quadratic
             # time on a long sentence without them.
             lower = text.lower()
@@ -257,3 +262,14 @@ def _first_list(blocks: list[Block]) -> list[Block]:
 
 def _under_rules(doc: Document, index: int) -> bool:
     return any(NOT_WORK.search(heading.title) for heading in doc.headings_over(index))
+
+
+def first_list(blocks: list[Block]) -> list[Block]:
+    """The items of the first list among `blocks` (the run of items before anything else)."""
+    items: list[Block] = []
+    for block in blocks:
+        if block.kind == "item":
+            items.append(block)
+        elif items:
+            break
+    return items

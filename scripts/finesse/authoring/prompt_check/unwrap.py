@@ -10,7 +10,7 @@ import re
 
 from finesse.support.markdown import Fences
 
-_UNQUOTE = re.compile(r"^\s*> ?")
+_UNQUOTE = re.compile(r"^\s*+> ?")
 # Typographic bullets (U+2022 and its kin, the middle dot, the en dash) that open a line.
 _BULLET = re.compile(r"^(\s*)[\u2022\u25e6\u25aa\u25ab\u25cf\u25cb\u25a0\u25a1\u2023\u2043"
                      r"\u25b8\u25ba\u00b7\u2013](?=\s+\S)")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from finesse.authoring.prompt_check.attributes import ATTRIBUTES
 from finesse.authoring.prompt_check.layout import prompt_only
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.registry import RULES
 from finesse.support.files import read_text, shown_name
 from finesse.support.strict import StrictModel
 
@@ -46,17 +46,20 @@ class ValidationReport(StrictModel):
         return [result for result in self.attributes if not result.passed]
 
 
-def validate_prompt(text: str, *, promise: str | None = None) -> ValidationReport:
-    """Check a loop prompt; with `promise`, its completion promise must be that text."""
-    prompt = Prompt(text, promise)
+def validate_prompt(text: str, *, promise: str | None = None,
+                    max_iterations: int | None = None) -> ValidationReport:
+    """Check a loop prompt as the loop will run it: with `promise` (its --completion-promise)
+    the prompt must tell the agent to output that promise; with `max_iterations` (its
+    --max-iterations) the loop's cap is that number, whatever the text says."""
+    prompt = Prompt(text, promise, max_iterations)
     results = []
-    for attribute in ATTRIBUTES:
-        verdict = attribute.check(prompt)
+    for rule in RULES:
+        verdict = rule.check(prompt)
         results.append(AttributeResult(
-            id=attribute.id,
-            key=attribute.key,
+            id=rule.id,
+            key=rule.key,
             passed=verdict.passed,
-            evidence=verdict.line.evidence() if verdict.line else None,
+            evidence=verdict.evidence,
             fix="" if verdict.passed else verdict.fix,
         ))
     layout = prompt_only(prompt.doc)
@@ -67,7 +70,8 @@ def validate_prompt(text: str, *, promise: str | None = None) -> ValidationRepor
                             attributes=results, prompt_only=shape)
 
 
-def validate_file(path: Path | str, *, promise: str | None = None) -> ValidationReport:
+def validate_file(path: Path | str, *, promise: str | None = None,
+                  max_iterations: int | None = None) -> ValidationReport:
     """`validate_prompt` on a file; a UsageError when the file cannot be read."""
     return validate_prompt(read_text(Path(path), subject=f"prompt file {shown_name(path)}"),
-                           promise=promise)
+                           promise=promise, max_iterations=max_iterations)

@@ -19,11 +19,13 @@ NUMBER_WORDS = {
        (("one", 1), ("two", 2), ("three", 3), ("four", 4), ("five", 5), ("six", 6),
         ("seven", 7), ("eight", 8), ("nine", 9))},
 }
-_NUMBER = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
+NUMBER = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
 
 _APOSTROPHE = r"['\u2019]"  # straight or curly: people paste text from documents
 CODE_SPAN = re.compile(r"`[^`]*`")
-PROMISE_TAG = re.compile(r"<promise>(.*?)</promise>", _I)
+# A tag's text runs to its closing tag and never over another opening one: each scan stops
+# at the next tag, so a run of unclosed tags is read in linear time.
+PROMISE_TAG = re.compile(r"<promise>((?:[^<]|<(?!/?promise>))*+)</promise>", _I)
 
 # Telling the agent to output something, and telling it not to.
 _EMIT = (
@@ -91,7 +93,7 @@ _ORDINAL = (rf"\d{{1,2}}|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}
 _WORK_UNIT = r"(?:phase|stage|step|milestone|part|task|checkpoint|gate|wave|chunk|sprint|scenario)"
 # After an outline number ("1.2 Phase 2 — ..."); as a YAML key ("phase_2_stats:").
 PHASE_MARKER = re.compile(
-    r"^\s*(?:#{1,6}\s+|(?:[-*+\u2192\u2022\u25b6\u25ba\u27a4>]|\d{1,3}[.)]|"
+    r"^\s*+(?:#{1,6}\s++|(?:[-*+\u2192\u2022\u25b6\u25ba\u27a4>]|\d{1,3}[.)]|"
     r"\d{1,3}(?:\.\d{1,3})+[.)]?)\s+)?(?:\*\*|__)?\s*"
     rf"{_WORK_UNIT}(?:\s+|_)(?P<number>{_ORDINAL})(?![^\W_])",
     _I,
@@ -99,7 +101,7 @@ PHASE_MARKER = re.compile(
 # Milestones named by a letter and a number: "**M1 — Generators.**", "- P2: ...", or set
 # apart by spaces as in a column ("M1  Artifact Registry ...").
 LETTERED_MARKER = re.compile(
-    r"^\s*(?:#{1,6}\s+|[-*+]\s+)?(?:\*\*|__)?\s*(?P<letter>[A-Z])(?P<number>\d{1,2})\b"
+    r"^\s*+(?:#{1,6}\s++|[-*+]\s++)?(?:\*\*|__)?\s*+(?P<letter>[A-Z])(?P<number>\d{1,2})\b"
     r"(?:(?:\*\*|__)?\s*(?:[\u2014\u2013:.)]|-\s)| {2,}|\t)")
 # The same marker opening a sentence inside a paragraph: "... in three phases. Phase 1: ..."
 INLINE_PHASE_MARKER = re.compile(
@@ -183,7 +185,7 @@ GUARDRAIL_INSIDE = re.compile(
 # never", a bare "No:".
 PROHIBITION_TITLE = re.compile(
     rf"\b(?:don{_APOSTROPHE}?ts?|do\s+not|never|forbidden|prohibited|not\s+allowed|banned|"
-    r"off[- ]limits|avoid)\b|^[\s*_#]*(?:no|nope)[\s*_]*:?[\s*_]*$", _I)
+    r"off[- ]limits|avoid)\b|^[\s*_#]*+(?:no|nope)[\s*_]*+:?[\s*_]*+$", _I)
 PROMISE_TALK = re.compile(r"<promise>|\bpromise\b|\bcompletion\s+signal\b", _I)
 # "Do not lie even if you think you should exit" is attribute 10's rule, not a guardrail.
 HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)
@@ -195,33 +197,33 @@ HONESTY_TALK = re.compile(r"\b(?:lie|lying|truth\w*|honest\w*)\b", _I)
 # iterations, loops, cycles, rounds, passes or runs ("Stop after 12 loops", "Budget: 14 runs").
 _TURNS = r"(?:loop\s+)?(?:iterations?|loops?|cycles|rounds|passes|runs|restarts|go-?rounds)"
 LIMITS = (
-    re.compile(rf"--max[-_]iterations(?:=|\s+){_NUMBER}", _I),
+    re.compile(rf"--max[-_]iterations(?:=|\s+){NUMBER}", _I),
     re.compile(
-        rf"\bmax(?:imum)?[\s_-]*(?:number\s+of\s+)?iterations?\s*(?:[:=]|is|of)?\s*{_NUMBER}", _I
+        rf"\bmax(?:imum)?[\s_-]*(?:number\s+of\s+)?iterations?\s*(?:[:=]|is|of)?\s*{NUMBER}", _I
     ),
     # "Iteration cap: 8", "The iteration limit for this task is 15".
     re.compile(rf"\b(?:iterations?|loop)\s*(?:limit|cap|budget|max(?:imum)?)"
                r"(?:\s+(?:for|on|of)\s+(?:[\w-]+\s+){1,3}?(?=is\b|[:=]))?\s*(?:[:=]|is|of)?"
-               rf"\s*{_NUMBER}", _I),
-    re.compile(rf"\byou\s+(?:have|get)\s+(?:at\s+most\s+|up\s+to\s+)?{_NUMBER}\s+{_TURNS}\b",
+               rf"\s*{NUMBER}", _I),
+    re.compile(rf"\byou\s+(?:have|get)\s+(?:at\s+most\s+|up\s+to\s+)?{NUMBER}\s+{_TURNS}\b",
                _I),
-    re.compile(rf"\b(?:reach(?:es|ed)?|hits?|by|past)\s+iteration\s+(?:#\s*)?{_NUMBER}\b", _I),
+    re.compile(rf"\b(?:reach(?:es|ed)?|hits?|by|past)\s+iteration\s+(?:#\s*)?{NUMBER}\b", _I),
     re.compile(
         r"\b(?:at\s+most|no\s+more\s+than|up\s+to|max(?:imum)?(?:\s+of)?|limit(?:ed)?"
         r"(?:\s+(?:to|of))?|cap(?:ped)?(?:\s+(?:at|to|of))?|budget(?:\s+of)?|within)"
-        rf"\s*:?\s*{_NUMBER}\s+{_TURNS}\b",
+        rf"\s*:?\s*{NUMBER}\s+{_TURNS}\b",
         _I,
     ),
-    re.compile(rf"\b{_NUMBER}[\s-]+{_TURNS}\s*(?:max(?:imum)?|at\s+most|limit|cap|tops|"
+    re.compile(rf"\b{NUMBER}[\s-]+{_TURNS}\s*(?:max(?:imum)?|at\s+most|limit|cap|tops|"
                r"in\s+total)\b", _I),
-    re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{_NUMBER}\s+{_TURNS}\b", _I),
-    re.compile(rf"\b(?:by|at|after)\s+the\s+{_NUMBER}(?:st|nd|rd|th)\s+(?:iteration|loop)\b",
+    re.compile(rf"\b(?:exceed|beyond|past|more\s+than)\s+{NUMBER}\s+{_TURNS}\b", _I),
+    re.compile(rf"\b(?:by|at|after)\s+the\s+{NUMBER}(?:st|nd|rd|th)\s+(?:iteration|loop)\b",
                _I),
-    re.compile(rf"\b(?:stops?|halts?|give\s+up|ends?)\s+(?:after|at)\s+{_NUMBER}\s+(?:{_TURNS}|attempts)\b",
+    re.compile(rf"\b(?:stops?|halts?|give\s+up|ends?)\s+(?:after|at)\s+{NUMBER}\s+(?:{_TURNS}|attempts)\b",
                _I),
     # The BLOCKED-after-N rule: "If unable to make progress after [N] iterations, ..."
     re.compile(r"\b(?:progress|blocked|stuck)\b.{0,40}?\b(?:after|for|within|in)\s+"
-               rf"{_NUMBER}\+?\s+(?:consecutive\s+|more\s+)?{_TURNS}\b", _I),
+               rf"{NUMBER}\+?\s+(?:consecutive\s+|more\s+)?{_TURNS}\b", _I),
 )
 _EMPHASIS = re.compile(r"[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}")
 

@@ -13,9 +13,10 @@ from finesse.authoring.retro.model import Commit, FileChange, PhaseCheck, Result
 from finesse.authoring.retro.plan import baseline_commit, phase_commands, unresolved_warnings
 from finesse.authoring.retro.render import render_retro
 from finesse.errors import UsageError
-from finesse.support.files import is_regular_file, read_text, shown_name, write_atomic
+from finesse.support.files import is_regular_file, read_text, shown_name
 from finesse.support.git import open_repository
 from finesse.support.verify import run_command
+from finesse.support.writes import write_atomic
 
 TAIL_CHARS = 2000
 

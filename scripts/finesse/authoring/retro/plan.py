@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.document import Document, Line
-from finesse.authoring.prompt_check.structure import find_phases
+from finesse.authoring.prompt_check.reading import find_phases
 from finesse.authoring.prompt_check.vocabulary import VERIFY, looks_like_command
 from finesse.support.markdown import Fences, code_spans, heading, outside_fences
 

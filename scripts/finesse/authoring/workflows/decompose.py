@@ -30,7 +30,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
-from finesse.authoring.prompt_check.scope import paths_in
+from finesse.authoring.prompt_check.rules.scoped_context import paths_in
 from finesse.authoring.render import criterion_text
 from finesse.authoring.spec import GitConfig, Spec
 from finesse.authoring.spec_fields import Command, PromptText, Prose

@@ -205,9 +205,11 @@ def _check(path: Path) -> tuple[FolderReport, ExecutionGraph | None]:
             graph = parsed.graph
             errors += [f"{GRAPH_FILE}: {p}" for p in (*parsed.problems, *check_graph(graph))]
             errors += _disagreements(graph, folder)
+    # Each prompt is checked as `ralph run --graph` runs it: with the graph's cap for it.
+    caps = {} if graph is None else {w.name: w.iterations for _, w in graph.entries()}
     results = []
     for files in folder.workflows:
-        result = _validate_one(folder.path, files, errors)
+        result = _validate_one(folder.path, files, errors, caps.get(files.name))
         if result is not None:
             results.append(result)
     return FolderReport(path=str(path), workflows=results, errors=errors), graph
@@ -235,7 +237,8 @@ def _disagreements(graph: ExecutionGraph, folder: WorkflowFolder) -> list[str]:
     return errors
 
 
-def _validate_one(root: Path, files: WorkflowFiles, errors: list[str]) -> WorkflowResult | None:
+def _validate_one(root: Path, files: WorkflowFiles, errors: list[str],
+                  max_iterations: int | None) -> WorkflowResult | None:
     if not is_regular_file(root / files.prompt) or not is_regular_file(root / files.promise):
         return None  # already reported as missing
     try:
@@ -247,7 +250,7 @@ def _validate_one(root: Path, files: WorkflowFiles, errors: list[str]) -> Workfl
     except UsageError as err:
         errors.append(str(err))
         return None
-    report = validate_prompt(text, promise=promise)
+    report = validate_prompt(text, promise=promise, max_iterations=max_iterations)
     if report.failed:
         keys = ", ".join(result.key for result in report.failed)
         errors.append(f"{shown_name(files.prompt)}: fails {len(report.failed)} of "

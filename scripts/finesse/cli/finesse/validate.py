@@ -1,5 +1,9 @@
 """`finesse validate PROMPT_PATH`: does a loop prompt carry the ten attributes a loop needs?
 
+With the loop's own flags (`--max-iterations N`, `--completion-promise TEXT` or
+`--completion-promise-file FILE`, `--promise-file` being the last one's older name) the
+prompt is judged as the loop will run it: the loop's cap and the promise it detects.
+
 Prints one line per attribute (PASS/FAIL, the line that shows it, how to fix it) and one
 for the file's layout (prompt-only: nothing before the cold-start paragraph), or with --json
 one object. Exits 0 when every attribute passes and the file is prompt-only, 1 otherwise.
@@ -19,7 +23,7 @@ import click
 from finesse.authoring.prompt_check.validate import ValidationReport, validate_prompt
 from finesse.authoring.workflows.folder import folder_summary, validate_workflow_folder
 from finesse.errors import UsageError
-from finesse.loop.grammar import check_promise
+from finesse.loop.grammar import check_promise, parse_max_iterations
 from finesse.support.files import read_text, shown_name
 
 _EVIDENCE_WIDTH = 72
@@ -27,26 +31,43 @@ _EVIDENCE_WIDTH = 72
 
 @click.command("validate")
 @click.argument("prompt_path")
-@click.option("--promise-file", default=None, metavar="FILE",
-              help="A file holding the completion promise the loop will use (as for "
-                   "--completion-promise-file); the prompt must promise the same text.")
+@click.option("--max-iterations", "max_iterations", default=None, metavar="N",
+              help="The loop's --max-iterations: its cap is this number.")
+@click.option("--completion-promise", "promise_text", default=None, metavar="TEXT",
+              help="The loop's --completion-promise: the prompt must promise this text.")
+@click.option("--completion-promise-file", "promise_file", default=None, metavar="FILE",
+              help="A file holding the loop's completion promise (the loop's "
+                   "--completion-promise-file).")
+@click.option("--promise-file", "old_promise_file", default=None, metavar="FILE",
+              help="The older name of --completion-promise-file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-def command(prompt_path: str, promise_file: str | None, as_json: bool) -> None:
+def command(prompt_path: str, max_iterations: str | None, promise_text: str | None,
+            promise_file: str | None, old_promise_file: str | None, as_json: bool) -> None:
     """Check a Ralph loop prompt for the ten attributes every loop prompt needs.
 
     Given a multi-workflow plan folder, check every sub-workflow prompt and the
     execution graph.
     """
+    given = [(name, value) for name, value in (("--max-iterations", max_iterations),
+                                               ("--completion-promise", promise_text),
+                                               ("--completion-promise-file", promise_file),
+                                               ("--promise-file", old_promise_file))
+             if value is not None]
     if os.path.isdir(prompt_path):
-        _validate_folder(prompt_path, promise_file, as_json)
+        _validate_folder(prompt_path, [name for name, _ in given], as_json)
         return
+    promises = [(name, value) for name, value in given if "promise" in name]
+    if len(promises) > 1:
+        raise UsageError(f"give the loop's promise once, not both {promises[0][0]} and "
+                         f"{promises[1][0]}")
     promise = None
-    if promise_file is not None:
-        promise = check_promise(
-            read_text(Path(promise_file), subject=f"--promise-file {shown_name(promise_file)}"),
-            f"--promise-file {promise_file}")
+    for name, value in promises:
+        promise = check_promise(value, name) if name == "--completion-promise" else (
+            check_promise(read_text(Path(value), subject=f"{name} {shown_name(value)}"),
+                          f"{name} {value}"))
+    cap = None if max_iterations is None else parse_max_iterations(max_iterations)
     text = read_text(Path(prompt_path), subject=f"prompt file {shown_name(prompt_path)}")
-    report = validate_prompt(text, promise=promise)
+    report = validate_prompt(text, promise=promise, max_iterations=cap)
     if as_json:
         click.echo(json.dumps(report_json(shown_name(prompt_path), report), indent=2,
                               ensure_ascii=False))
@@ -56,10 +77,11 @@ def command(prompt_path: str, promise_file: str | None, as_json: bool) -> None:
         raise click.exceptions.Exit(1)
 
 
-def _validate_folder(path: str, promise_file: str | None, as_json: bool) -> None:
-    if promise_file is not None:
-        raise UsageError("--promise-file is for one prompt; each sub-workflow of a plan "
-                         "folder has its own promise file")
+def _validate_folder(path: str, flags: list[str], as_json: bool) -> None:
+    if flags:
+        own = "cap in the execution graph" if flags[0] == "--max-iterations" else "promise file"
+        raise UsageError(f"{flags[0]} is for one prompt; each sub-workflow of a plan folder "
+                         f"has its own {own}")
     report = validate_workflow_folder(path)
     if as_json:
         click.echo(json.dumps({

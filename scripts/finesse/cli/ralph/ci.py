@@ -23,8 +23,9 @@ from finesse.headless.ci.install import default_requirement
 from finesse.headless.ci.plan import CiSettings, Trigger, load_ci_plan
 from finesse.headless.ci.render import check_target, render
 from finesse.headless.session import parse_claude_args
-from finesse.support.files import shown_name, write_atomic
+from finesse.support.files import shown_name
 from finesse.support.git import work_tree_top
+from finesse.support.writes import write_atomic
 
 
 def parse_trigger(value: str) -> Trigger:

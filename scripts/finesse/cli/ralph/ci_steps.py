@@ -12,7 +12,7 @@ import click
 from finesse.authoring.workflows.folder import LoadedGraph, load_execution_graph
 from finesse.errors import UsageError
 from finesse.headless.ci import jobs, summary
-from finesse.support.files import storable
+from finesse.support.writes import storable
 
 
 def _append(variable: str, text: str) -> bool:

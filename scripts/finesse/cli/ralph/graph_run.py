@@ -22,7 +22,7 @@ from finesse.headless.subworkflow import headless_runner
 from finesse.loop.notify.settings import project_notify
 from finesse.models import HeadlessRun
 from finesse.state.store import LoopStore
-from finesse.support.files import write_atomic
+from finesse.support.writes import write_atomic
 
 
 def run_graph_command(store: LoopStore, folder: Path, words: list[str], settings: HeadlessRun, *,

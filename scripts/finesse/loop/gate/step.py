@@ -163,7 +163,7 @@ def _remove_own_temps(state: LoopState, root: Path) -> None:
     """Before a commit: a temp file a killed write left beside the notebook (its own folder
     was on another file system) is never committed."""
     if state.notebook:
-        from finesse.support.files import remove_stale_temps
+        from finesse.support.writes import remove_stale_temps
 
         notebook = root / state.notebook
         remove_stale_temps(notebook.parent, prefix=f".{notebook.name}.")

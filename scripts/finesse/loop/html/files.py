@@ -14,7 +14,8 @@ from finesse.loop.html.loop_page import render_html
 from finesse.loop.project_config import html_wanted
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
-from finesse.support.files import shown_name, write_atomic
+from finesse.support.files import shown_name
+from finesse.support.writes import write_atomic
 
 
 def html_path(markdown: str | os.PathLike[str]) -> Path:

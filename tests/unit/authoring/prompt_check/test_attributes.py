@@ -199,14 +199,29 @@ def test_a_list_item_ending_in_a_colon_introduces_its_sub_items_not_its_siblings
 
 # 2 completion-signal
 
-def test_no_promise_tag_fails_without_a_line() -> None:
+def test_a_plain_token_is_a_signal_by_the_seed_and_a_failure_for_a_loop_that_wants_a_tag() -> None:
+    """"Say DONE when ALL of the following are true" states exactly what to output and when
+    (loops that grep for a token run on it); the loop whose --completion-promise is DONE
+    ends only on <promise>DONE</promise>, and says so."""
     text = edit("Output <promise>DONE</promise> when ALL", "Say DONE when ALL")
+    assert result(text, "completion-signal") == AttributeResult(
+        id=2, key="completion-signal", passed=True,
+        evidence="line 16: Say DONE when ALL of the following are true:", fix="")
+    assert result(text, "completion-signal", promise="DONE") == AttributeResult(
+        id=2, key="completion-signal", passed=False,
+        evidence="line 16: Say DONE when ALL of the following are true:",
+        fix="the loop (--completion-promise DONE) detects only <promise>DONE</promise> in the "
+            "reply, not a plain DONE: wrap it as <promise>DONE</promise>",
+    )
+
+
+def test_no_promise_tag_and_no_token_fails_without_a_line() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL", "Finish when ALL")
     assert result(text, "completion-signal") == AttributeResult(
         id=2, key="completion-signal", passed=False, evidence=None,
         fix="add 'Output <promise>DONE</promise> when ALL of the following are true:' above "
             "the criteria",
     )
-    assert failing(text) == ["completion-signal"]
 
 
 def test_a_tag_only_declared_is_not_an_instruction() -> None:
@@ -275,8 +290,51 @@ def test_the_promise_given_must_be_the_prompts() -> None:
     assert result(BASE, "completion-signal", promise="SHIPPED") == AttributeResult(
         id=2, key="completion-signal", passed=False,
         evidence="line 16: Output <promise>DONE</promise> when ALL of the following are true:",
-        fix="the prompt promises 'DONE' but the loop expects 'SHIPPED': make them the same",
+        fix="the loop (--completion-promise SHIPPED) ends only on <promise>SHIPPED</promise>, "
+            "not <promise>DONE</promise>: promise <promise>SHIPPED</promise> or run the loop "
+            "with --completion-promise DONE",
     )
+
+
+def test_with_the_loops_promise_a_prompt_without_a_tag_is_told_the_tag_to_add() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL", "When ALL")
+    assert result(text, "completion-signal", promise="SHIPPED") == AttributeResult(
+        id=2, key="completion-signal", passed=False, evidence=None,
+        fix="add 'Output <promise>SHIPPED</promise> when ALL of the following are true:' "
+            "above the criteria")
+
+
+@pytest.mark.parametrize("token", ["RALPH_COMPLETE", "`RALPH_COMPLETE`", "the word DONE"])
+def test_a_plain_completion_token_is_named_wrapped_in_the_fix(token: str) -> None:
+    text = edit("Output <promise>DONE</promise> when ALL", f"Output {token} when ALL")
+    bare = token.split()[-1].strip("`")
+    assert result(text, "completion-signal", promise=bare) == AttributeResult(
+        id=2, key="completion-signal", passed=False,
+        evidence=f"line 16: Output {token} when ALL of the following are true:",
+        fix=f"the loop (--completion-promise {bare}) detects only <promise>{bare}</promise> in "
+            f"the reply, not a plain {bare}: wrap it as <promise>{bare}</promise>")
+
+
+def test_a_token_alone_on_the_line_under_the_instruction_is_read() -> None:
+    text = edit("Output <promise>DONE</promise> when ALL of the following are true:\n"
+                "- `pytest -q` exits 0\n- `ruff check .` exits 0",
+                "When `pytest -q` exits 0, print this line:\n\n    TASK_COMPLETE")
+    assert result(text, "completion-signal").evidence == "line 18: TASK_COMPLETE"
+
+
+@pytest.mark.parametrize(("cap", "passed"), [(12, True), (25, True), (26, False)])
+def test_the_loops_cap_is_the_iteration_limit(cap: int, passed: bool) -> None:
+    without = edit("Max iterations: 10\n", "")
+    assert "iteration-limit" in failing(without)
+    report = validate_prompt(without, max_iterations=cap)
+    verdict = next(r for r in report.attributes if r.key == "iteration-limit")
+    assert (verdict.passed, verdict.evidence) == (passed, f"the loop's flag --max-iterations {cap}")
+
+
+def test_a_cap_in_the_prompt_is_still_the_evidence_under_the_loops_cap() -> None:
+    report = validate_prompt(BASE, max_iterations=12)
+    assert next(r for r in report.attributes if r.key == "iteration-limit").evidence == (
+        "line 3: Max iterations: 10")
 
 
 # 3 failure-instructions

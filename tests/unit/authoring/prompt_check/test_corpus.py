@@ -1,88 +1,47 @@
-"""Two labelled corpora of loop prompts, and how often the checker agrees with the labels.
-
-- `corpus/`: prompts written the way people write loop prompts, with the checker;
-  labels.json maps each file to the keys it fails ([] for a complete prompt). Two labels
-  were corrected under seed 000's definition: corpus/LABEL_FIXES.md says which and why.
-- `corpus_blind/`: 40 prompts and two golden files written from seed 000 alone by someone
-  who never saw the checker; labels.json gives, per file, the attribute numbers it lacks.
-  corpus_blind/MEASUREMENTS.md has the figure before the checker was improved on it.
-- `corpus_blind2/`: 30 prompts written the same way by a second writer, after the checker
-  had been tuned on `corpus_blind/`; same labels format. corpus_blind2/MEASUREMENTS.md has
-  the figure before and after the checker was generalised on it.
-- `corpus_blind3/`: 30 prompts written the same way by a third writer, after the checker
-  had been tuned on the three corpora above; same labels format.
-  corpus_blind3/MEASUREMENTS.md has the figure before and after the checker was generalised
-  on it.
-- `corpus_blind4/` to `corpus_blind8/`: 30, 40, 40, 40 and 40 prompts by a fourth to an
-  eighth writer, same labels format (with a "why" per label); the seventh and eighth lean
-  away from the seed's template. Each MEASUREMENTS.md says how far the checker was tuned on
-  it and gives every verdict before and after.
-- `corpus_blind9/`: 40 prompts by a ninth writer, the held-out set until it was measured,
-  then read and generalised from (its MEASUREMENTS.md).
-- `corpus_blind10/`: 40 prompts by a tenth writer, never read and never tuned on: the
-  held-out estimate (its MEASUREMENTS.md).
+"""The labelled synthetic corpora of loop prompts, and how often the checker agrees with the
+labels. `corpora.toml` lists each corpus with its role (tuned on, or held out), its label
+format and its floor; docs/validator-history.md tells how each was written and measured.
 
 A verdict is right when the checker fails exactly the attributes the label lists; a prompt
-is exact when all ten verdicts are right. Each corpus has a floor: the suite fails when the
-checker drops below it.
+is exact when all ten verdicts are right. The suite fails when a corpus drops below its
+floor. `corpus/` is also held verdict by verdict: every file fails exactly its labelled keys.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import tomllib
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from finesse.authoring.prompt_check.attributes import ATTRIBUTES
+from finesse.authoring.prompt_check.registry import RULES
 from finesse.authoring.prompt_check.validate import validate_file
 
 HERE = Path(__file__).parent
-CORPUS = HERE / "corpus"
-BLIND = HERE / "corpus_blind"
-BLIND2 = HERE / "corpus_blind2"
-BLIND3 = HERE / "corpus_blind3"
-BLIND4 = HERE / "corpus_blind4"
-BLIND5 = HERE / "corpus_blind5"
-BLIND6 = HERE / "corpus_blind6"
-BLIND7 = HERE / "corpus_blind7"
-BLIND8 = HERE / "corpus_blind8"
-BLIND9 = HERE / "corpus_blind9"
-BLIND10 = HERE / "corpus_blind10"
-KEYS = [attribute.key for attribute in ATTRIBUTES]
-KEY_OF = {attribute.id: attribute.key for attribute in ATTRIBUTES}
-# name -> the keys it lacks
-LABELS: dict[str, list[str]] = json.loads((CORPUS / "labels.json").read_text())
+MANIFEST = tomllib.loads((HERE / "corpora.toml").read_text(encoding="utf-8"))["corpus"]
+KEYS = [rule.key for rule in RULES]
+KEY_OF = {rule.id: rule.key for rule in RULES}
 
 
-def numbered_labels(folder: Path) -> dict[str, list[str]]:
-    """A blind corpus's labels.json (per file, the attribute numbers it lacks) as keys."""
+def corpus_labels(entry: dict[str, Any]) -> dict[str, list[str]]:
+    """A corpus's labels.json as, per file, the keys it lacks (the manifest says whether
+    the file gives keys or attribute numbers)."""
+    raw = json.loads((HERE / entry["folder"] / "labels.json").read_text())
+    if entry["labels"] == "keys":
+        return dict(raw)
     return {name: [KEY_OF[number] for number in label["missing"]]
-            for name, label in json.loads((folder / "labels.json").read_text()).items()}
+            for name, label in raw.items()}
 
 
-BLIND_LABELS = numbered_labels(BLIND)
-BLIND2_LABELS = numbered_labels(BLIND2)
-BLIND3_LABELS = numbered_labels(BLIND3)
-BLIND4_LABELS = numbered_labels(BLIND4)
-BLIND5_LABELS = numbered_labels(BLIND5)
-BLIND6_LABELS = numbered_labels(BLIND6)
-BLIND7_LABELS = numbered_labels(BLIND7)
-BLIND8_LABELS = numbered_labels(BLIND8)
-BLIND9_LABELS = numbered_labels(BLIND9)
-BLIND10_LABELS = numbered_labels(BLIND10)
-CORPORA = [(CORPUS, LABELS), (BLIND, BLIND_LABELS), (BLIND2, BLIND2_LABELS),
-           (BLIND3, BLIND3_LABELS), (BLIND4, BLIND4_LABELS), (BLIND5, BLIND5_LABELS),
-           (BLIND6, BLIND6_LABELS), (BLIND7, BLIND7_LABELS), (BLIND8, BLIND8_LABELS),
-           (BLIND9, BLIND9_LABELS), (BLIND10, BLIND10_LABELS)]
+CORPORA = [(HERE / entry["folder"], corpus_labels(entry)) for entry in MANIFEST]
+LABELS = CORPORA[0][1]  # corpus/: every file's verdicts are asserted one by one
+CORPUS = CORPORA[0][0]
 # The floors: (prompts exact, verdicts right).
-FLOOR = {"corpus": (46, 460), "corpus_blind": (42, 420), "corpus_blind2": (30, 300),
-         "corpus_blind3": (30, 300), "corpus_blind4": (30, 300), "corpus_blind5": (39, 399),
-         "corpus_blind6": (40, 400), "corpus_blind7": (37, 394),
-         "corpus_blind8": (37, 397), "corpus_blind9": (39, 397),
-         "corpus_blind10": (33, 389)}
+FLOOR = {entry["folder"]: tuple(entry["floor"]) for entry in MANIFEST}
 
 
 def failing_keys(path: Path) -> list[str]:
@@ -101,6 +60,14 @@ def accuracy(folder: Path, labels: dict[str, list[str]]) -> tuple[int, int, list
     return exact, verdicts, wrong
 
 
+def test_the_manifest_lists_every_corpus_folder_once_with_a_role() -> None:
+    folders = sorted(path.name for path in HERE.iterdir()
+                     if path.is_dir() and (path / "labels.json").exists())
+    assert sorted(entry["folder"] for entry in MANIFEST) == folders
+    assert {entry["role"] for entry in MANIFEST} <= {"tuned on", "held out"}
+    assert any(entry["role"] == "held out" for entry in MANIFEST)
+
+
 def test_labels_cover_every_prompt_and_only_known_keys() -> None:
     for folder, labels in CORPORA:
         # LABEL_FIXES.md and MEASUREMENTS.md are notes, not prompts.
@@ -110,11 +77,10 @@ def test_labels_cover_every_prompt_and_only_known_keys() -> None:
 
 
 def test_the_corpora_are_big_and_varied_enough() -> None:
-    both = [*LABELS.values(), *BLIND_LABELS.values(), *BLIND2_LABELS.values(),
-            *BLIND3_LABELS.values()]
+    first_four = [labels for _, labels in CORPORA[:4]]
+    both = [keys for labels in first_four for keys in labels.values()]
     missing_one = Counter(keys[0] for keys in both if len(keys) == 1)
-    assert (len(LABELS), len(BLIND_LABELS), len(BLIND2_LABELS), len(BLIND3_LABELS)) == (
-        46, 42, 30, 30)
+    assert [len(labels) for labels in first_four] == [46, 42, 30, 30]
     assert sum(1 for keys in both if not keys) >= 30
     assert {key: missing_one[key] >= 3 for key in KEYS} == {key: True for key in KEYS}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from finesse.authoring.prompt_check.criteria import completion_conditions
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.reading import Prompt
 from tests.unit.authoring.prompt_check.test_validate import (
     AFTER,
     HOLDBACK,

@@ -138,7 +138,9 @@ def test_a_promise_file_that_differs_fails_attribute_2(
         "id": 2, "key": "completion-signal", "passed": False,
         "evidence": "line 16: Output <promise>DONE</promise> when ALL of the following are "
                     "true:",
-        "fix": "the prompt promises 'DONE' but the loop expects 'SHIPPED': make them the same",
+        "fix": "the loop (--completion-promise SHIPPED) ends only on <promise>SHIPPED</promise>, "
+               "not <promise>DONE</promise>: promise <promise>SHIPPED</promise> or run the loop "
+               "with --completion-promise DONE",
     }
     assert (result.exit_code, result.stderr) == (1, "")
     assert json.loads(result.stdout) == {
@@ -146,7 +148,48 @@ def test_a_promise_file_that_differs_fails_attribute_2(
         "prompt_only": validate_prompt(BASE).prompt_only.model_dump()}
 
 
+def test_the_loops_flags_judge_the_prompt_as_the_loop_runs_it(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """A plain completion token and no cap in the prompt: by the seed the token is a signal;
+    the loop's --completion-promise names the tag it detects instead, its --max-iterations
+    is the cap."""
+    text = BASE.replace("Max iterations: 10\n", "").replace(
+        "Output <promise>DONE</promise> when", "Output RALPH_COMPLETE when")
+    prompt = write(tmp_path, "prompt.md", text)
+    plain = json.loads(invoke(runner, "validate", prompt, "--json").stdout)["attributes"]
+    assert [(r["key"], r["evidence"], r["fix"]) for r in plain if not r["passed"]] == [
+        ("iteration-limit", None,
+         "state a conservative cap, e.g. 'Max iterations: 12' (at most 25)")]
+    flagged = json.loads(invoke(runner, "validate", prompt, "--json", "--max-iterations", "12",
+                                "--completion-promise", "RALPH_COMPLETE").stdout)["attributes"]
+    assert [(r["key"], r["evidence"], r["fix"]) for r in flagged if not r["passed"]] == [
+        ("completion-signal", "line 15: Output RALPH_COMPLETE when ALL of the following are "
+                              "true:",
+         "the loop (--completion-promise RALPH_COMPLETE) detects only "
+         "<promise>RALPH_COMPLETE</promise> in the reply, not a plain RALPH_COMPLETE: wrap it "
+         "as <promise>RALPH_COMPLETE</promise>")]
+    assert flagged[8] == {"id": 9, "key": "iteration-limit", "passed": True,
+                          "evidence": "the loop's flag --max-iterations 12", "fix": ""}
+    wrapped = write(tmp_path, "wrapped.md", text.replace(
+        "Output RALPH_COMPLETE when", "Output <promise>RALPH_COMPLETE</promise> when"))
+    result = invoke(runner, "validate", wrapped, "--max-iterations", "40",
+                    "--completion-promise-file", write(tmp_path, "p.txt", "RALPH_COMPLETE"))
+    assert result.exit_code == 1
+    assert [line for line in result.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL  9 iteration-limit             the loop's flag --max-iterations 40  fix: run the "
+        "loop with --max-iterations 25 or fewer: it stops only after 40"]
+
+
 @pytest.mark.parametrize(("args", "message"), [
+    (["validate", "{tmp}/prompt.md", "--completion-promise", "A", "--promise-file", "{tmp}/p"],
+     "finesse validate: give the loop's promise once, not both --completion-promise and "
+     "--promise-file"),
+    (["validate", "{tmp}/prompt.md", "--max-iterations", "many"],
+     "finesse validate: --max-iterations needs a whole number from 1 to 1000, not 'many': for "
+     "example --max-iterations 8"),
+    (["validate", "{tmp}", "--max-iterations", "8"],
+     "finesse validate: --max-iterations is for one prompt; each sub-workflow of a plan folder "
+     "has its own cap in the execution graph"),
     (["validate", "{tmp}/nope.md"],
      "finesse validate: prompt file {tmp}/nope.md: no such file; give the path of an "
      "existing file"),

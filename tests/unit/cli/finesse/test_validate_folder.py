@@ -59,3 +59,18 @@ def test_a_promise_file_is_for_one_prompt_not_a_folder(runner: CliRunner, tmp_pa
     assert (result.exit_code, result.stdout, result.stderr) == (
         2, "", "finesse validate: --promise-file is for one prompt; each sub-workflow of a plan "
                "folder has its own promise file\n")
+
+
+def test_each_prompt_is_checked_with_the_graphs_cap_as_ralph_run_graph_runs_it(
+        tmp_path: Path) -> None:
+    folder = write_folder(tmp_path)
+    prompt = folder / "wave-1" / "todo-store" / "prompt.md"
+    text = prompt.read_text()
+    capped = next(line for line in text.splitlines() if "iterations" in line)
+    prompt.write_text(text.replace(capped, "- If unable to make progress, document blockers "
+                                           "and"))
+    report = validate_workflow_folder(folder)
+    limit = next(result for result in report.workflows if result.name == "todo-store"
+                 ).report.attributes[8]
+    assert (report.errors, limit.passed, limit.evidence) == (
+        [], True, "the loop's flag --max-iterations 6")

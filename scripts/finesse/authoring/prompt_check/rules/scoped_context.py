@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict, failed, passed
 
 _I = re.IGNORECASE
 _EXTENSIONS = (
@@ -45,8 +47,8 @@ _BARE_PATH = re.compile(
 # A YAML-style key ("scope_out: ...", "files_off_limits: ...") starts a clause of its own;
 # its words are read as words ("files off limits").
 _SNAKE_KEY = r"[a-z][a-z\d]*(?:_[a-z\d]+)+:(?=\s)"
-_CLAUSE_BREAK = re.compile(rf";\s+|\s+—\s+|\s+(?={_SNAKE_KEY})", _I)
-_KEY_AT_START = re.compile(rf"^\s*{_SNAKE_KEY}", _I)
+_CLAUSE_BREAK = re.compile(rf";\s+|(?<!\s)\s++—\s+|(?<!\s)\s++(?={_SNAKE_KEY})", _I)
+_KEY_AT_START = re.compile(rf"^\s*+{_SNAKE_KEY}", _I)
 _OUT = re.compile(
     r"\bout[- ]of[- ]scope\b|\bnot\s+in\s+scope\b|\bscope\s+out\s*:|\boff[- ]limits\b|"
     r"\bread[- ]only\b|"
@@ -67,13 +69,13 @@ _OUT = re.compile(
     r"\b(?:not|never|don['\u2019]?t)\s+(?:go|come|wander)\s+(?:near|into)\b|\b(?:except|but\s+not)(?:\s+for)?\s+(?=`|\S*/)|"
     r"\bnothing\s+(?:under|in|inside|within|from)\s+(?=`|\S*/)|"
     # A clause that opens with the refusal: "`src/` only; never `dist/`".
-    r"^\s*(?:and\s+|but\s+)?(?:never|not)\s+(?=`|\S*/)",
+    r"^\s*+(?:and\s+|but\s+)?(?:never|not)\s+(?=`|\S*/)",
     _I,
 )
 # Limiting the work to the paths named makes every other path out of scope: "Only modify
 # files in `src/`", "Confine your edits to ...", "Touch only: ...", "Stay in `ops/`".
 _RESTRICTED = re.compile(
-    r"^[\s*_-]*only\b|\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
+    r"^[\s*_-]*+only\b|\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
     r"\b(?:modify|edit|touch|change|work|write)\w*\s+(?:files\s+)?only\b|\bconfine\w*\b|"
     r"\bexclusively\b|\bnothing\s+else\b|\bonly\s*[.!]?\s*$|"
     # "Keep your edits to `src/sync/`", "Stay in `ops/scripts/`", "Stick to `lib/`".
@@ -108,7 +110,8 @@ class Scope:
 
 
 def find_scope(doc: Document) -> Scope:
-    in_scope: list[tuple[str, Line]] = []
+    # Keyed by path and line, so a clause that points back moves its paths in linear time.
+    in_scope: dict[tuple[str, int], tuple[str, Line]] = {}
     out_of_scope: list[tuple[str, Line]] = []
     rest_is_out: Line | None = None
     for index, block in doc.prose():
@@ -129,14 +132,17 @@ def find_scope(doc: Document) -> Scope:
                 if said_out and not paths and before and (
                         _POINTS_BACK.search(words)
                         or len(words.split()) <= _SHORT_CLAUSE_WORDS):
-                    in_scope[:] = [found for found in in_scope if found not in before]
+                    for path, at in before:
+                        in_scope.pop((path, at.number), None)
                     out_of_scope += before
                 if paths and not said_out and not under_out and _RESTRICTED.search(words):
                     rest_is_out = rest_is_out or line
-                target = out_of_scope if (said_out or under_out) else in_scope
-                target += paths
+                if said_out or under_out:
+                    out_of_scope += paths
+                else:
+                    in_scope.update(((path, at.number), (path, at)) for path, at in paths)
                 before = paths
-    return Scope(tuple(in_scope), tuple(out_of_scope), rest_is_out)
+    return Scope(tuple(in_scope.values()), tuple(out_of_scope), rest_is_out)
 
 
 def paths_in(clause: str) -> list[str]:
@@ -182,3 +188,40 @@ def opens_everything(doc: Document) -> Line | None:
         if _EVERYWHERE.search(sentence.text) and not _BUT_LIMITED.search(sentence.text):
             return sentence.line_at()
     return None
+
+
+def check(prompt: Prompt) -> Verdict:
+    opened = opens_everything(prompt.doc)
+    if opened is not None:
+        return failed(opened, "name the paths the work is in and the paths to leave alone "
+                             "instead of opening the whole repository")
+    scope = find_scope(prompt.doc)
+    out_line = scope.out_of_scope[0][1] if scope.out_of_scope else scope.rest_is_out
+    if scope.in_scope and out_line is not None:
+        return passed(out_line)
+    if scope.in_scope:
+        return failed(scope.in_scope[0][1], "say which paths to leave alone, e.g. "
+                                           "'Out of scope: `migrations/`, `vendor/`'")
+    if out_line is not None:
+        return failed(out_line, "say which paths the work is in, e.g. 'In scope: `src/app/`, "
+                               "`tests/`'")
+    return failed(None, "name the paths that matter and the paths to leave alone, e.g. "
+                       "'In scope: `src/app/`. Out of scope: `migrations/`'")
+
+
+RULE = Rule(
+    id=7,
+    key="scoped-context",
+    definition=("Tell the agent which files matter and which to leave alone: \"The relevant "
+                "files are src/api/, src/models/, and tests/api/. Do not modify anything in "
+                "src/ui/.\""),
+    check=check,
+    passes=(
+        "In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.\n",
+        "The relevant files are src/api/ and tests/api/. Do not modify anything in src/ui/.\n",
+    ),
+    fails=(
+        "Change whatever you need to, anywhere in the repository.\n",
+        "The relevant files are src/api/ and tests/api/.\n",
+    ),
+)

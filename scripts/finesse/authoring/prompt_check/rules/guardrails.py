@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Document, Line
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     GUARDRAIL,
@@ -28,6 +29,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     PROHIBITION_TITLE,
     PROMISE_TALK,
 )
+from finesse.authoring.prompt_check.words import OUTCOME_NOUNS, alternation
 
 _I = re.IGNORECASE
 SUBAGENT = re.compile(r"\bsub-?agents?\b", _I)
@@ -38,7 +40,12 @@ INVITED_FIX = ("take out the permission to {what}: seed 000's rules say 'Do NOT 
                "from scratch' and 'Do NOT delete existing tests to make a suite pass'")
 
 # A clause, for the invitations below: sentences split further at ";" and dashes.
-_CLAUSE = re.compile(r";\s+|\s+[\u2014\u2013]\s+|\s+--\s+")
+# A "No ..." line that states an outcome the work must reach, not a rule for doing it.
+OUTCOME = re.compile(
+    rf"^[\W_]*(?:\d{{1,2}}[.)]\s+)?[\s*_]*no\s+(?:new\s+|more\s+)?{alternation(OUTCOME_NOUNS)}\b|"
+    r"^[\W_]*(?:\d{1,2}[.)]\s+)?[\s*_]*no\b[^.;]{0,60}?\b(?:remains?|exists?|left|found|"
+    r"detected|reported|in\s+the\s+(?:last|final))\b", _I)
+_CLAUSE = re.compile(r";\s+|(?<!\s)\s++[\u2014\u2013]\s+|(?<!\s)\s++--\s+")
 # Any refusal or reluctance in the clause takes the invitation back.
 _REFUSED = re.compile(
     r"\b(?:not|never|no|nor|avoid\w*|without|instead\s+of|rather\s+than|last\s+resort|"
@@ -49,7 +56,7 @@ _FROM_SCRATCH = re.compile(
 # Permission, a condition that grants it, or the imperative itself.
 _PERMITTED = re.compile(
     r"\b(?:if|easier|simpler|faster|fastest|feel\s+free|fine|ok(?:ay)?|go\s+ahead|can|may|"
-    r"allowed|whatever)\b|^\s*(?:just\s+)?re-?writ", _I)
+    r"allowed|whatever)\b|^\s*+(?:just\s+)?re-?writ", _I)
 _DROP_TESTS = re.compile(
     r"\b(?:delet\w*|remov\w*|drop\w*|skip\w*|disabl\w*|comment\w*\s+out|xfail)\b[^.;]{0,60}?"
     r"\b(?:tests?|specs?|suites?)\b|"
@@ -61,7 +68,7 @@ _TO_GET_PAST = re.compile(
     r"stubborn|annoy\w*|block\w*|welded|whatever)\b", _I)
 
 
-def guardrails(prompt: Prompt) -> tuple[bool, Line | None, str]:
+def guardrails_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """(passed, the line that shows it, the fix)."""
     doc = prompt.doc
     forbidding = _forbidding_items(doc)
@@ -77,6 +84,9 @@ def guardrails(prompt: Prompt) -> tuple[bool, Line | None, str]:
         if not rule or PROMISE_TALK.search(text) or HONESTY_TALK.search(text) or (
                 SUBAGENT.search(text)) or NEGATED_EMIT_IT.search(text):
             continue
+        if OUTCOME.match(text) and not GUARDRAIL_INSIDE.search(text) and (
+                id(sentence.block) not in forbidding):
+            continue  # "No errors or warnings in the last run": a criterion, not a rule
         if any(text in sentence.text for text in promised):
             continue  # "Never print DONE until ..." is attribute 10's rule, not a guardrail
         return True, sentence.line_at(), ""
@@ -126,9 +136,30 @@ def invitation(doc: Document, forbidding: set[int]) -> tuple[Line, str] | None:
 def _under_prohibiting_key(doc: Document, index: int) -> bool:
     """Whether the list holding item `index` hangs under a line like "do_not:", "Never:" or
     "No:" (a key of a prompt written as YAML-style keys, or a label)."""
-    first = index
-    while first > 0 and doc.blocks[first - 1].kind == "item":
-        first -= 1
-    number = doc.blocks[first].first.number
+    number = doc.blocks[doc.list_starts[index]].first.number
     above = doc.lines[number - 2].text.replace("_", " ").strip() if number > 1 else ""
     return above.endswith(":") and bool(PROHIBITION_TITLE.search(above))
+
+
+def check(prompt: Prompt) -> Verdict:
+    return Verdict.of(*guardrails_found(prompt))
+
+
+RULE = Rule(
+    id=6,
+    key="guardrails",
+    definition=("Explicit \"Do NOT\" rules based on known pitfalls: \"Do NOT rewrite files from "
+                "scratch. Make targeted edits.\" \"Do NOT delete existing tests to make the suite "
+                "pass.\""),
+    check=check,
+    passes=(
+        ("- Do NOT rewrite files from scratch. Make targeted edits.\n- Do NOT delete existing tests"
+         " to make the suite pass.\n"),
+        "Never add dependencies.\n",
+    ),
+    fails=(
+        "Try to keep the code tidy.\n",
+        "Do not add dependencies. If a test is in the way, just delete it.\n",
+        "- No errors or warnings in the last run\n- No regressions\n",
+    ),
+)

@@ -12,8 +12,9 @@ from functools import cached_property
 
 from finesse.authoring.prompt_check import commands
 from finesse.authoring.prompt_check import phases as phase_finder
-from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence, first_list
+from finesse.authoring.prompt_check.document import Block, Document, Line, Sentence
 from finesse.authoring.prompt_check.phase_model import Phases
+from finesse.authoring.prompt_check.sequence import first_list
 from finesse.authoring.prompt_check.vocabulary import (
     CONDITION,
     CRITERIA_INTRO,
@@ -34,7 +35,7 @@ ARROW_TO_TAG = re.compile(r"(?:\u2192|=>|->)\s*[`*_]*<promise>(?!\s*BLOCKED\s*<)
 # A condition and a colon, then the output: "All four gates green in one iteration: output
 # <promise>X</promise>".
 COLON_TO_EMIT = re.compile(
-    r"\w[^:]{8,}:\s*(?:then\s+)?(?:output|print|emit|write|reply\s+with|respond\s+with|say)\s+"
+    r"\w[^:]{8,200}:\s*(?:then\s+)?(?:output|print|emit|write|reply\s+with|respond\s+with|say)\s+"
     r"[`*_\"']*<promise>(?!\s*BLOCKED\s*<)", re.IGNORECASE)
 
 
@@ -63,12 +64,19 @@ class PromiseTag:
 
 
 class Prompt:
-    """A parsed prompt, the promise the loop expects, and the structures that several checks
-    share, each found once."""
+    """A parsed prompt, the flags the loop runs it with (when the caller knows them), and the
+    structures that several checks share, each found once.
 
-    def __init__(self, text: str, promise: str | None = None) -> None:
+    `promise` is the loop's --completion-promise: the Stop hook ends the loop on
+    `<promise>TEXT</promise>` with that TEXT (whitespace collapsed) and on nothing else.
+    `max_iterations` is its --max-iterations: the loop stops there whatever the text says.
+    """
+
+    def __init__(self, text: str, promise: str | None = None,
+                 max_iterations: int | None = None) -> None:
         self.doc = Document.parse(text)
-        self.promise = promise
+        self.promise = None if promise is None else collapse_whitespace(promise)
+        self.max_iterations = max_iterations
 
     @cached_property
     def tags(self) -> list[PromiseTag]:
@@ -210,10 +218,13 @@ def find_phases(doc: Document, criteria: Sequence[Block] | None = None) -> Phase
     return phase_finder.find_phases(doc, criteria_list(doc) if criteria is None else criteria)
 
 
+_CLAUSE_CHARS = 120
+
+
 def _clause_before(text: str, at: int) -> str:
     """The words before position `at`, back to the previous tag's end (or the start)."""
-    head = text[:at]
-    return head[head.lower().rfind("</promise>") + 1:][-120:]
+    head = text[max(0, at - _CLAUSE_CHARS - len("</promise>")):at]
+    return head[head.lower().rfind("</promise>") + 1:][-_CLAUSE_CHARS:]
 
 
 def _stands_alone(tag: PromiseTag) -> bool:

@@ -118,7 +118,7 @@ def is_cold_start(text: str) -> bool:
 
 
 PREAMBLE_BLOCKS = 3
-_SECTION_NUMBER = re.compile(r"^\s*\d{1,2}[.)]\s+[A-Z][\w-]*(?:\s+[\w-]+){0,3}\s*$")
+_SECTION_NUMBER = re.compile(r"^\s*+\d{1,2}[.)]\s++[A-Z][\w-]*+(?:\s++[\w-]++){0,3}\s*+$")
 
 
 def after_task_lines(doc: Document) -> Line | None:
@@ -215,3 +215,32 @@ def cold_start_lines(doc: Document) -> frozenset[int]:
     if not lines or not is_cold_start(" ".join(line.text.strip() for line in lines)):
         return frozenset()
     return frozenset(line.number for line in lines)
+
+
+# Orienting before the work: the first instruction reads the state the loop keeps ("0a.
+# Study `specs/*`", "Read POLISH.md. Pick the first pending item", "Read learnings.json and
+# CLAUDE.md first", "Before anything, read PROGRESS.md and find the current sprint").
+_STATE_FILE = (r"(?:`[^`]+`|@[\w./*-]+|\b[\w./*-]+\.(?:md|json|txt|ya?ml|toml|log)\b|"
+               r"\bspecs?/|\b(?:the\s+)?(?:plan|progress\s+(?:log|file|notes)|notes|backlog|"
+               r"todo\s+list|checklist|fix\s+plan)\b)")
+ORIENTS = re.compile(
+    r"^[\s>*_-]*(?:\d{1,2}[a-z]?[.)]\s*)?[*_]*(?:first[,:]?\s+|before\s+(?:anything|doing\s+"
+    r"anything|you\s+(?:start|begin))[^,.]{0,20},\s*)?(?:read|study|review|re-?read|check|"
+    rf"inspect|look\s+(?:at|over)|open|load)[*_]*\s+[^.]{{0,80}}?{_STATE_FILE}", _I)
+ORIENTING_BLOCKS = 6  # how far into the prompt the first instruction is looked for
+
+
+def orienting_step(doc: Document) -> Line | None:
+    """The line of an orienting first instruction (`ORIENTS`) among the prompt's first
+    ORIENTING_BLOCKS paragraphs and list items, if any."""
+    seen = 0
+    for _, block in doc.prose():
+        if block.kind == "heading":
+            continue
+        for sentence in block.sentences()[:2]:
+            if ORIENTS.match(sentence.text):
+                return sentence.line_at()
+        seen += 1
+        if seen >= ORIENTING_BLOCKS:
+            break
+    return None

@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Document, Line
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict, failed, passed
 from finesse.authoring.prompt_check.vocabulary import PROMISE_TAG
 
 _I = re.IGNORECASE
@@ -97,7 +98,7 @@ _TROUBLE_TITLE = re.compile(
     r"circles|break\w*)\b", _I)
 
 
-def failure_instructions(prompt: Prompt) -> tuple[Line | None, Line | None]:
+def stuck_lines(prompt: Prompt) -> tuple[Line | None, Line | None]:
     """(the line of the rule for changing course, the line of the rule for giving up)."""
     doc = prompt.doc
     return _changes_course(doc), next((tag.line for tag in prompt.tags if tag.blocked),
@@ -132,3 +133,38 @@ def _gives_up(doc: Document) -> Line | None:
             return block.line_at(given.start() if given and given.start() < stop.start()
                                  else stop.start())
     return None
+
+
+def check(prompt: Prompt) -> Verdict:
+    """What to do when stuck: change course when the same trouble comes back, and give up
+    (output <promise>BLOCKED</promise>, or stop) when blocked: `stuck_lines`."""
+    repeated, gives_up = stuck_lines(prompt)
+    if repeated and gives_up:
+        return passed(repeated)
+    if repeated:
+        return failed(repeated, "say when to give up: 'If you are still stuck, output "
+                               "<promise>BLOCKED</promise> and explain why'")
+    return failed(gives_up, "say what to do after the same error 3 times (note what you "
+                           "tried, change approach) and when to output "
+                           "<promise>BLOCKED</promise>")
+
+
+RULE = Rule(
+    id=3,
+    key="failure-instructions",
+    definition=("The agent WILL get stuck. The prompt must say what to do when stuck: \"If "
+                "stuck on the same error for 3+ attempts, step back, read the error trace "
+                "fully, and try an alternative approach. If blocked for N+ iterations, "
+                "document what's blocking progress and output <promise>BLOCKED</promise>.\""),
+    check=check,
+    passes=(
+        "If the same test fails 3 times, write what you tried in `NOTES.md` and change "
+        "approach. If still stuck, output <promise>BLOCKED</promise>.\n",
+        "When stuck on the same error for 3+ attempts, step back and try an alternative "
+        "approach. If blocked for 5 iterations, document the blocker and stop.\n",
+    ),
+    fails=(
+        "If a test fails, fix it.\n",
+        "If the same error comes back 3 times, try a different approach.\n",
+    ),
+)

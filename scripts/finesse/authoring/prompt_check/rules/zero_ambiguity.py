@@ -39,7 +39,8 @@ from finesse.authoring.prompt_check.holdback import (
     UNTIL_ALL,
     WHILE_NOT,
 )
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
     EMIT,
     EMIT_WORDS,
@@ -66,7 +67,7 @@ LENIENT_FIX = ("remove the permission to finish anyway: output the promise only 
                "criterion is met")
 
 
-def zero_ambiguity(prompt: Prompt) -> tuple[bool, Line | None, str]:
+def zero_ambiguity_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """Whether the prompt withholds "done" until every criterion holds: (passed, the line
     that shows it or what undoes it, the fix)."""
     sentences = list(prompt.doc.sentences())
@@ -213,3 +214,26 @@ def _lenient(text: str) -> int | None:
         return None
     return next((match.start() for match in LENIENT.finditer(text)
                  if not NEGATED_BEFORE.search(text[: match.start()])), None)
+
+
+def check(prompt: Prompt) -> Verdict:
+    return Verdict.of(*zero_ambiguity_found(prompt))
+
+
+RULE = Rule(
+    id=10,
+    key="zero-ambiguity",
+    definition=("No room for the agent to convince itself it's done when it isn't. Include: \"Do "
+                "not output the completion promise unless every criterion is met. Do not lie even "
+                "if you think you should exit.\""),
+    check=check,
+    passes=(
+        "Do not output the completion promise unless every criterion is met.\n",
+        ("Output <promise>DONE</promise> when ALL of the following are true:\n- `pytest -q` exits "
+         "0\n\nThis must be unequivocally true.\n"),
+    ),
+    fails=(
+        "Output <promise>DONE</promise> when the tests pass.\n",
+        "Output <promise>DONE</promise> when ALL tests pass. Close enough is fine.\n",
+    ),
+)

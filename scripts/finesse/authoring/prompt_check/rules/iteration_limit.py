@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Line
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
     LIMITS,
-    NUMBER_WORDS,
+    NUMBER,
     number_value,
     without_emphasis,
 )
@@ -48,15 +49,33 @@ OTHER_ITERATIONS = re.compile(
     r"quickcheck|proptest|per\s+(?:target|test|case|request))\b", re.IGNORECASE)
 # The caps a prompt states outright (all of `LIMITS` but the BLOCKED-after-N rule).
 _EXPLICIT = LIMITS[:-1]
+_MENTIONS_NUMBER = re.compile(rf"\b{NUMBER}", re.IGNORECASE)
+# (after a letter-less boundary: "max_iterations: 12" names its turns too)
+_MENTIONS_TURN = re.compile(r"(?<![^\W_])(?:iter\w*|loops?|pass(?:es)?|rounds?|runs?|cycles?|"
+                            r"restarts?|go-?rounds?|attempts?)\b", re.IGNORECASE)
+# What every wording of "no cap" holds (NO_LIMIT, AS_MANY_AS_NEEDED).
+_MAY_BE_UNCAPPED = re.compile(r"\b(?:unlimited|many|caps?|limits?|budget|maximum|max|ceiling|"
+                              r"indefinitely|forever|long)\b", re.IGNORECASE)
 
 
-def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
+def _may_cap(text: str) -> bool:
+    return bool(_MENTIONS_NUMBER.search(text) and _MENTIONS_TURN.search(text))
+
+
+def iteration_limit_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """Whether the prompt caps the loop at most 25 iterations: (passed, the line that shows
     it or what is wrong, the fix)."""
     doc = prompt.doc
-    explicit = any(pattern.search(without_emphasis(line.text))
-                   for line in doc.lines for pattern in _EXPLICIT)
+    # Every cap has a number and a word for the loop's turns: the texts without both are read
+    # for "no cap" alone.
+    numbered = [(line.text, line) for line in doc.lines if _may_cap(line.text)]
+    numbered += [(sentence.text, sentence.line_at()) for sentence in doc.sentences()
+                 if _may_cap(sentence.text)]
+    explicit = any(pattern.search(without_emphasis(text))
+                   for text, _ in numbered for pattern in _EXPLICIT)
     for sentence in doc.sentences():
+        if not _MAY_BE_UNCAPPED.search(sentence.text):
+            continue
         plain = without_emphasis(sentence.text)
         unlimited = NO_LIMIT.search(plain) or (
             None if explicit else AS_MANY_AS_NEEDED.search(plain))
@@ -66,9 +85,7 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
                 f"remove '{unlimited.group(0)}' and state a conservative cap, e.g. "
                 f"'Max iterations: 12' (at most {MAX_ITERATIONS})")
     found: dict[int, tuple[int, Line]] = {}
-    texts = [(line.text, line) for line in doc.lines]
-    texts += [(sentence.text, sentence.line_at()) for sentence in doc.sentences()]
-    for text, line in texts:
+    for text, line in numbered:
         plain = without_emphasis(text)
         for pattern in LIMITS:
             for match in pattern.finditer(plain):
@@ -77,7 +94,7 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
                     continue  # "the property tests run up to 200 iterations each"
                 found.setdefault(line.number * 1000 + value, (value, line))
     if not found:
-        found = _loose_caps(texts) or _under_a_limit_heading(prompt)
+        found = _loose_caps(numbered) or _under_a_limit_heading(prompt)
     if not found:
         return False, None, (f"state a conservative cap, e.g. 'Max iterations: 12' "
                              f"(at most {MAX_ITERATIONS})")
@@ -94,18 +111,20 @@ def iteration_limit(prompt: Prompt) -> tuple[bool, Line | None, str]:
 # yourself to 12 iterations"; or a bare "Iterations: 10". Not a streak ("three iterations
 # in a row at most" caps one phase's tries, not the loop) unless it is the BLOCKED-after-N
 # rule.
-_N = rf"(\d+|{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))})"
 _TURN = r"(?:iterations?|iters?|loops?|passes|rounds|cycles|runs|restarts|go-?rounds)"
 _COUNTED = re.compile(
-    rf"\b{_N}(?:st|nd|rd|th)?[\s-]+(?:loop\s+)?(?:{_TURN}|pass|iteration)\b|"
-    rf"\b(?:iteration|iter|loop|pass|round|cycle)\s*(?:#\s*|no\.?\s*)?{_N}\b|"
-    rf"\b{_TURN}\s*(?:[:=]|ceiling|allowance|quota|cap|limit)\s*:?\s*{_N}\b", re.IGNORECASE)
+    rf"\b{NUMBER}(?:st|nd|rd|th)?[\s-]+(?:loop\s+)?(?:{_TURN}|pass|iteration)\b|"
+    rf"\b(?:iteration|iter|loop|pass|round|cycle)\s*(?:#\s*|no\.?\s*)?{NUMBER}\b|"
+    rf"\b{_TURN}\s*(?:[:=]|ceiling|allowance|quota|cap|limit)\s*:?\s*{NUMBER}\b", re.IGNORECASE)
 _CAPS = re.compile(
     r"\b(?:max\w*|cap\w*|limit\w*|budget\w*|ceiling|allowance|allott?ed|quota|at\s+most|"
     r"no\s+more|up\s+to|stop|halt|give\s+up|hard|exceed\w*|past|beyond|within|only|total|"
     r"last|final|tops|you\s+(?:get|have)|reach\w*|end|stuck|blocked|progress)\b",
     re.IGNORECASE)
-_BARE = re.compile(rf"^\W*(?:iterations?|loops?)\W*[:=]\s*{_N}\W*$", re.IGNORECASE)
+# A window over the loop's history, not a cap: "the last 3 loops only ran tests".
+_WINDOW = re.compile(rf"\b(?:last|past|previous|recent|prior)\s+{NUMBER}\s+"
+                     rf"(?:{_TURN}|iterations?)\b", re.IGNORECASE)
+_BARE = re.compile(rf"^\W*+(?:iterations?|loops?)\W*[:=]\s*{NUMBER}\W*$", re.IGNORECASE)
 _STREAK = re.compile(r"\b(?:in\s+a\s+row|consecutive\w*|straight|each\s+phase|per\s+phase)\b",
                      re.IGNORECASE)
 _GIVING_UP = re.compile(r"\b(?:progress|blocked|stuck|headway)\b", re.IGNORECASE)
@@ -119,7 +138,7 @@ def _loose_caps(texts: list[tuple[str, Line]]) -> dict[int, tuple[int, Line]]:
         bare = _BARE.match(plain)
         if bare:
             value = number_value(bare.group(1))
-        elif counted and _CAPS.search(plain) and (
+        elif counted and _CAPS.search(plain) and not _in_a_window(plain, counted.start()) and (
                 not _STREAK.search(plain) or _GIVING_UP.search(plain)):
             value = number_value(next(group for group in counted.groups() if group))
         else:
@@ -128,12 +147,16 @@ def _loose_caps(texts: list[tuple[str, Line]]) -> dict[int, tuple[int, Line]]:
     return found
 
 
+def _in_a_window(text: str, at: int) -> bool:
+    return any(window.start() <= at < window.end() for window in _WINDOW.finditer(text))
+
+
 # A heading that names the loop's limit: "## Iterations", "Iteration limit", "Loop budget".
 _LIMIT_TITLE = re.compile(
-    r"^\W*(?:(?:max(?:imum)?|iteration|loop|attempt|run|cycle|round|pass)\s+)?"
+    r"^\W*+(?:(?:max(?:imum)?|iteration|loop|attempt|run|cycle|round|pass)\s+)?"
     r"(?:iterations?|limits?|budget|cap)\W*$",
     re.IGNORECASE)
-_NUMBER_UNDER = re.compile(rf"^\W*(?:[\w-]+\s+){{0,3}}?{_N}\b[^\d]*$", re.IGNORECASE)
+_NUMBER_UNDER = re.compile(rf"^\W*+(?:[\w-]+\s+){{0,3}}?{NUMBER}\b[^\d]*$", re.IGNORECASE)
 
 
 def _under_a_limit_heading(prompt: Prompt) -> dict[int, tuple[int, Line]]:
@@ -158,3 +181,37 @@ def _under_a_limit_heading(prompt: Prompt) -> dict[int, tuple[int, Line]]:
             value = number_value(number.group(1))
             return {line.number * 1000 + value: (value, line)}
     return {}
+
+
+def check(prompt: Prompt) -> Verdict:
+    """The prompt's cap, or, when the loop's --max-iterations is known, the loop's: the loop
+    stops there whatever the text says."""
+    verdict = Verdict.of(*iteration_limit_found(prompt))
+    cap = prompt.max_iterations
+    if cap is None:
+        return verdict
+    flag = f"--max-iterations {cap}"
+    if cap > MAX_ITERATIONS:
+        return Verdict(False, None, f"run the loop with --max-iterations {MAX_ITERATIONS} or "
+                                    f"fewer: it stops only after {cap}", flag)
+    return Verdict(True, verdict.line if verdict.passed else None, flag=flag)
+
+
+RULE = Rule(
+    id=9,
+    key="iteration-limit",
+    definition=("If the task can't converge in 25 iterations, it should have been decomposed "
+                "during the Scope Analysis phase. If you reach plan construction with an estimate "
+                "over 25, revisit scope analysis."),
+    check=check,
+    passes=(
+        "Max iterations: 12\n",
+        ("If unable to make progress after 10 iterations, document blockers and output "
+         "<promise>BLOCKED</promise>.\n"),
+    ),
+    fails=(
+        "Max iterations: 40\n",
+        "Keep looping forever until it works.\n",
+        "Stop if the last 3 loops only ran the tests.\n",
+    ),
+)

@@ -23,8 +23,8 @@ code".
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from finesse.authoring.prompt_check.cold_start import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.commands import (
     block_commands,
     command_texts,
@@ -32,14 +32,17 @@ from finesse.authoring.prompt_check.commands import (
     names_in,
 )
 from finesse.authoring.prompt_check.criteria import phase_verified
-from finesse.authoring.prompt_check.document import Document, Line
-from finesse.authoring.prompt_check.structure import Prompt
+from finesse.authoring.prompt_check.document import ITEM_MARKER, Document, Line
+from finesse.authoring.prompt_check.opening import cold_start_lines, is_cold_start
+from finesse.authoring.prompt_check.reading import Prompt
+from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     PHASE_WORDS,
     looks_like_command,
     mentions_command,
 )
+from finesse.authoring.prompt_check.words import CHANGE_VERBS, RUN_VERBS, imperative
 
 _I = re.IGNORECASE
 _EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
@@ -95,7 +98,7 @@ _WORD = re.compile(r"[\w+-]+")
 FIX = "add 'Run `<test command>` after every change.'"
 
 
-def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
+def verification_commands_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     """Whether a rule names the command(s) to run after every change, in a sentence or in
     the list under an "After every change" label: (passed, its line, the fix)."""
     doc = prompt.doc
@@ -143,7 +146,48 @@ def verification_commands(prompt: Prompt) -> tuple[bool, Line | None, str]:
                             or (_RUN_POINTER.search(text) and names_command(before))
                             or _under_commands(doc, index) or _code_after(doc, index, text)):
                 return True, sentence.line_at(), ""
+    step = _checking_step(doc, names)
+    if step is not None:
+        return True, step, ""
     return False, None, FIX
+
+
+# A step of the work that runs the checks: "5. Run typecheck and tests: `make all`", "- Run
+# `bun run test`", "ensure all tests pass with `bun test`", "Build and test:" over a block.
+# The step's own verb, first (an imperative), after any "then", "and" or "also".
+_RUNS = imperative(RUN_VERBS)
+_CHECK_WORD = re.compile(
+    r"\b(?:tests?|lint\w*|type-?check\w*|typecheck\w*|builds?|checks?|validat\w*|verify|"
+    r"tsc|clippy|mypy|ruff|eslint|pytest|vitest|jest|cargo|gradlew|make|npm|pnpm|bun|go)\b", _I)
+
+
+_MAKES_A_CHANGE = imperative(CHANGE_VERBS)
+
+
+def _checking_step(doc: Document, names: Callable[[str], bool]) -> Line | None:
+    """The line of a list item or labelled line that runs a check command, if any."""
+    changed_in: int | None = None  # the first item of the list whose items made a change
+    for index, block in doc.prose():
+        if block.kind == "heading":
+            continue
+        text = block.text
+        words = ITEM_MARKER.sub("", CODE_SPAN.sub(" ", text))
+        # Whether an earlier item of this item's list makes the change.
+        after_change = block.kind == "item" and changed_in == doc.list_starts[index]
+        if block.kind == "item" and _MAKES_A_CHANGE.search(words):
+            changed_in = doc.list_starts[index]
+        runs = _RUNS.search(words) is not None
+        if not (runs or text.rstrip(" *_").endswith(":")):
+            continue
+        if not _CHECK_WORD.search(text):
+            continue
+        if runs and after_change and names(text):
+            return block.first  # a step after the change, in a procedure for each iteration
+        following = doc.blocks[index + 1] if index + 1 < len(doc.blocks) else None
+        if (text.rstrip(" *_").endswith(":") and runs and following is not None
+                and following.kind == "code" and len(block.lines) <= 2):
+            return block.first
+    return None
 
 
 # "Run it", "Run both", "rerun them", "run all three": the commands of the sentence before.
@@ -159,7 +203,7 @@ _CALLED = re.compile(
 _VERIFY_LABEL = re.compile(r"(?:^|\s)[*_]*(?:verify|check|test)[*_]*\s*:[*_]*\s*", _I)
 
 
-_RUN_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?[*_]*run[*_]*\s*:\s*`?(?P<rest>[^`]+)", _I)
+_RUN_LABEL = re.compile(r"^\s*+(?:[-*+]\s++)?[*_]*+run[*_]*+\s*+:\s*+`?(?P<rest>[^`]+)", _I)
 
 
 def _run_label(text: str) -> bool:
@@ -225,3 +269,28 @@ def _under_commands(doc: Document, index: int) -> bool:
     position = {id(block): at for at, block in enumerate(doc.blocks)}
     return any(block_commands(doc, position[id(block)])
                for block in doc.section(position[id(over[0])]))
+
+
+def check(prompt: Prompt) -> Verdict:
+    return Verdict.of(*verification_commands_found(prompt))
+
+
+RULE = Rule(
+    id=5,
+    key="verification-commands",
+    definition=("Don't assume the agent will figure out how to check its work: \"After each "
+                "change, run npm test and npm run lint. If either fails, fix before moving on.\""),
+    check=check,
+    passes=(
+        "Run `pytest -q` after every change. Fix failures before moving on.\n",
+        ("After each change, run npm test and npm run lint. If either fails, fix before moving "
+         "on.\n"),
+        "1. Pick the next unchecked item.\n2. Implement it.\n3. Run typecheck and tests: "
+        "`make all`\n",
+    ),
+    fails=(
+        "Make sure everything works.\n",
+        "Test your changes when you think they are ready.\n",
+        "1. Run `make all` to see where things stand.\n2. Implement the next item.\n",
+    ),
+)
