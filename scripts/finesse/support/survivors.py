@@ -19,6 +19,7 @@ import time
 from finesse.support import processes
 
 POLL_SECONDS = 0.05
+KILLED_WAIT_SECONDS = 5.0  # for a SIGKILLed process to be gone, on a loaded machine
 
 
 def _proc_identity(pid: int) -> str | None:
@@ -83,7 +84,7 @@ def end_recorded(pid: int, identity: str, grace: float, marker: str = "") -> str
         return "gone"
     if now != identity or (marker and not _environment_holds(pid, marker)):
         return "other"
-    for forcibly, seconds in ((False, grace), (True, 1.0)):
+    for forcibly, seconds in ((False, grace), (True, KILLED_WAIT_SECONDS)):
         if process_identity(pid) != identity:
             break
         processes.signal_group(pid, forcibly)  # it leads its group (processes.start)
