@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.reading import find_phases
 from finesse.authoring.prompt_check.vocabulary import VERIFY, looks_like_command
-from finesse.support.markdown import Fences, code_spans, heading, outside_fences
+from finesse.support.markdown import Fences, code_spans, heading, outside_fences, section_ends
 
 # `Baseline commit: <sha>`, the sha maybe quoted; `_baseline_value` reads what follows the
 # colon (a lazy value before `\s*$` costs the square of a long run of blanks).
@@ -49,28 +49,20 @@ def unresolved_warnings(plan_text: str) -> list[str] | None:
     """The items of the plan's Unresolved Warnings section (a heading, or a `Label:` line with
     text or a list under it); [] when it says none; None when there is no such section."""
     lines = outside_fences(plan_text)
+    headings = [heading(line) for line in lines]
+    ends = section_ends([found[0] if found else None for found in headings])
     for index, line in enumerate(lines):
-        found_heading = heading(line)
+        found_heading = headings[index]
         title = found_heading[1] if found_heading else line.strip().lstrip("-*+ ")
         found = _WARNINGS_TITLE.match(title)
         if found is None or (found_heading is None and ":" not in line):
             continue
         rest = [found.group("rest")] if found.group("rest") else []
         after = lines[index + 1 :]
-        under = (_under_heading(after, found_heading[0]) if found_heading
+        under = (lines[index + 1 : ends[index]] if found_heading
                  else _under_label(after, line))
         return _warning_items(rest + under)
     return None
-
-
-def _under_heading(lines: list[str], level: int) -> list[str]:
-    body = []
-    for line in lines:
-        found = heading(line)
-        if found and found[0] <= level:
-            break
-        body.append(line)
-    return body
 
 
 def _under_label(lines: list[str], label: str) -> list[str]:

@@ -48,7 +48,7 @@ from finesse.authoring.workflows.model import (
     wave_heading,
 )
 from finesse.support import strict
-from finesse.support.markdown import Fences, heading, split_lines
+from finesse.support.markdown import Fences, heading, section_ends, split_lines
 
 COLUMNS = ("Name", "Type", "Est. Iterations", "Scope", "Dependencies")
 
@@ -100,16 +100,14 @@ class _Section:
 
 def _sections(lines: list[tuple[int, str]], deepest: int) -> list[_Section]:
     """The headings of level `deepest` or above, outside fenced code, with the lines under
-    each (fenced lines included)."""
-    found: list[_Section] = []
+    each (fenced lines included), their ends found in one pass (`markdown.section_ends`)."""
     fences = Fences()
-    for number, text in lines:
-        titled = heading(text) if fences.step(text) is None else None
-        if titled and titled[0] <= deepest:
-            found.append(_Section(titled[0], titled[1], number, []))
-        elif found:
-            found[-1].body.append((number, text))
-    return found
+    titled = [heading(text) if fences.step(text) is None else None for _, text in lines]
+    levels = [found[0] if found and found[0] <= deepest else None for found in titled]
+    ends = section_ends(levels)
+    return [_Section(level, found[1], lines[at][0], lines[at + 1 : ends[at]])
+            for at, (level, found) in enumerate(zip(levels, titled, strict=True))
+            if level is not None and found is not None]
 
 
 def parse_execution_graph(text: str) -> ParsedGraph:

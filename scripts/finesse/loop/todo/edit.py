@@ -20,8 +20,7 @@ from finesse.loop.todo.sections import (
     parse_sections,
     scan,
 )
-from finesse.support.markdown import Fences, lines_with_offsets
-from finesse.support.markdown import heading as markdown_heading
+from finesse.support.markdown import Fences, heading, lines_with_offsets
 
 
 def _newline(text: str) -> str:
@@ -70,7 +69,7 @@ def _block(markdown: str, newline: str, *, first_prefix: str = "", indent: str =
     out: list[str] = []
     for line in lines:
         if fences.step(line) is None:
-            found = markdown_heading(line)
+            found = heading(line)
             if found is not None and found[0] <= 2:
                 line = "\\" + line.lstrip(" ")
         out.append(line)

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from finesse.errors import UsageError
 from finesse.record import Record
 from finesse.support.files import shown_name
-from finesse.support.markdown import Fences, code_spans, lines_with_offsets
-from finesse.support.markdown import heading as markdown_heading
+from finesse.support.markdown import Fences, code_spans, heading, lines_with_offsets, section_ends
 
 GOAL = "goal"
 ACCEPTANCE_CRITERIA = "acceptance criteria"
@@ -73,7 +72,7 @@ def scan(text: str) -> tuple[list[Heading], str | None]:
             line = line.removeprefix("\ufeff")
         if fences.step(line) is not None:
             continue
-        found = markdown_heading(line)
+        found = heading(line)
         if found is not None:
             headings.append(Heading(found[0], found[1], index, start, end))
     return headings, fences.fence
@@ -82,14 +81,15 @@ def scan(text: str) -> tuple[list[Heading], str | None]:
 def parse_sections(text: str) -> dict[str, Section]:
     """The level-2 sections of a plan, keyed by `normalise_title`; the first of a title wins."""
     headings, _ = scan(text)
+    ends = section_ends([found.level for found in headings])
     sections: dict[str, Section] = {}
-    for index, heading in enumerate(headings):
-        if heading.level != 2:
+    for index, found in enumerate(headings):
+        if found.level != 2:
             continue
-        body_end = next((h.start for h in headings[index + 1 :] if h.level <= 2), len(text))
+        body_end = headings[ends[index]].start if ends[index] < len(headings) else len(text)
         sections.setdefault(
-            normalise_title(heading.title),
-            Section(heading.title, heading.line, heading.start, heading.end, body_end),
+            normalise_title(found.title),
+            Section(found.title, found.line, found.start, found.end, body_end),
         )
     return sections
 
@@ -215,18 +215,18 @@ def check_plan(text: str, *, path: str, extra_verify: Sequence[str] = ()) -> lis
     name = shown_name(path)
     sections = parse_sections(text)
     problems: list[tuple[str, str]] = []
-    for key, heading, content in _REQUIRED:
+    for key, title, content in _REQUIRED:
         section = sections.get(key)
         if section is None:
-            problems.append((heading, f'{name} has no "{heading}" section: add one {content}'))
+            problems.append((title, f'{name} has no "{title}" section: add one {content}'))
         elif key != VERIFICATION_COMMANDS and _is_empty(section.body(text)):
             problems.append(
-                (heading, f'{name} has an empty "{heading}" section: add a few lines {content}')
+                (title, f'{name} has an empty "{title}" section: add a few lines {content}')
             )
     if len(problems) == 1:
         raise UsageError(problems[0][1])
     if problems:
-        listed = [f'"{heading}"' for heading, _ in problems]
+        listed = [f'"{title}"' for title, _ in problems]
         raise UsageError(
             f"{name} is missing {', '.join(listed[:-1])} and {listed[-1]}: add each as a "
             "level-2 heading with its content below it"
