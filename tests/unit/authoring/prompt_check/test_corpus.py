@@ -103,14 +103,14 @@ def test_corpus_accuracy_stays_at_its_floor(
 
 
 def test_the_docs_show_the_second_blind_corpus_floor() -> None:
-    readme = (HERE.parents[3] / "docs" / "finesse.md").read_text()
+    readme = (HERE.parents[3] / "docs" / "validator-history.md").read_text()
     rows = re.findall(r"^\| second blind\b.*?now .*?\| (\d+) of 30 \| (\d+) of 300 \|$",
                       readme, re.MULTILINE)
     assert [(int(exact), int(verdicts)) for exact, verdicts in rows] == [FLOOR["corpus_blind2"]]
 
 
 def test_the_docs_show_the_third_blind_corpus_floor() -> None:
-    readme = (HERE.parents[3] / "docs" / "finesse.md").read_text()
+    readme = (HERE.parents[3] / "docs" / "validator-history.md").read_text()
     rows = re.findall(r"^\| third blind\b.*?now .*?\| (\d+) of 30 \| (\d+) of 300 \|$",
                       readme, re.MULTILINE)
     assert [(int(exact), int(verdicts)) for exact, verdicts in rows] == [FLOOR["corpus_blind3"]]
