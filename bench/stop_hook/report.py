@@ -6,7 +6,7 @@ bare start-up; a scenario that checkout cannot run says why instead of a number.
 from __future__ import annotations
 
 import os
-import sys
+import subprocess
 from typing import Any
 
 from stop_hook.roots import PluginRoot
@@ -67,6 +67,16 @@ def _compare(root: PluginRoot, scenarios: list[Scenario], unsupported: list[Unsu
     }
 
 
+def interpreter_version(python: str) -> str:
+    """The version of the interpreter the hooks ran under (not necessarily this one)."""
+    try:
+        done = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                              capture_output=True, text=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return done.stdout.strip() or "unknown"
+
+
 def report_json(python: str, runs: int, sizes: list[float], roots: list[PluginRoot],
                 scenarios: list[Scenario], unsupported: list[Unsupported],
                 targets: list[dict[str, Any]], notes: list[str]) -> dict[str, Any]:
@@ -76,7 +86,7 @@ def report_json(python: str, runs: int, sizes: list[float], roots: list[PluginRo
                 for s in scenarios for f in dict.fromkeys(s.failures)]
     result: dict[str, Any] = {
         "python": python,
-        "python_version": sys.version.split()[0],
+        "python_version": interpreter_version(python),
         "cpus": os.cpu_count(),
         "runs": runs,
         "sizes_mb": sizes,
