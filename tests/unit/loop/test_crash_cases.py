@@ -74,14 +74,20 @@ def test_point1_a_revert_killed_after_its_restore_never_commits_the_red_files(
 
 # 2. Committed green work reverted later (or committed twice) ---------------------------------
 
-def test_point2_a_commit_killed_before_the_state_save_is_never_reverted_nor_repeated(
-        git_repo: Path, tmp_path: Path) -> None:
-    root = git_repo
+def _green_commit_killed(root: Path, tmp_path: Path) -> LaunchedSession:
+    """A gate loop whose green iteration's stop was killed right after its `git commit`."""
     claude = _gate_loop(root)
     write(root, "green.txt", "green work\n")
     killed = FaultyGit(tmp_path / "fault").run("stop", _stop_raw(root, "Approach: green"),
                                                 root, kill_on="commit")
     assert killed.killed, killed
+    return claude
+
+
+def test_point2_a_commit_killed_before_the_state_save_is_never_reverted_nor_repeated(
+        git_repo: Path, tmp_path: Path) -> None:
+    root = git_repo
+    claude = _green_commit_killed(root, tmp_path)
     write(root, "more.txt", "the next iteration's work\n")
     claude.stop("Approach: after the crash")
     write(root, "broken.txt", "red\n")
@@ -283,11 +289,7 @@ def test_point6_the_notebooks_temp_files_live_in_the_plugins_folder(
 def test_status_lists_an_interrupted_gate_step_and_the_next_stop_says_what_it_did(
         git_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = git_repo
-    claude = _gate_loop(root)
-    write(root, "green.txt", "green work\n")
-    killed = FaultyGit(tmp_path / "fault").run("stop", _stop_raw(root, "Approach: green"),
-                                                root, kill_on="commit")
-    assert killed.killed, killed
+    claude = _green_commit_killed(root, tmp_path)
     code, _, err = run(capsys, "status", "--project", str(root))
     assert code == 0 and "(its commit) was interrupted; the loop's next stop finishes it" in err
     after = claude.stop("Approach: after the crash").output()
