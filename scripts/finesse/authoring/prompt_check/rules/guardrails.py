@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.memo import per_text
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
@@ -123,14 +124,23 @@ def invitation(doc: Document, forbidding: set[int]) -> tuple[Line, str] | None:
     for sentence in doc.sentences():
         if id(sentence.block) in forbidding:
             continue
-        for clause in _CLAUSE.split(CODE_SPAN.sub(" ", sentence.text)):
-            if _REFUSED.search(clause):
-                continue
-            if _FROM_SCRATCH.search(clause) and _PERMITTED.search(clause):
-                return sentence.line_at(), "rewrite files from scratch"
-            if _DROP_TESTS.search(clause) and _TO_GET_PAST.search(clause):
-                return sentence.line_at(), "delete or skip tests"
+        invited = _invites(sentence.text)
+        if invited:
+            return sentence.line_at(), invited
     return None
+
+
+@per_text
+def _invites(sentence: str) -> str:
+    """What a clause of `sentence` lets the agent do that the seed forbids, or ""."""
+    for clause in _CLAUSE.split(CODE_SPAN.sub(" ", sentence)):
+        if _REFUSED.search(clause):
+            continue
+        if _FROM_SCRATCH.search(clause) and _PERMITTED.search(clause):
+            return "rewrite files from scratch"
+        if _DROP_TESTS.search(clause) and _TO_GET_PAST.search(clause):
+            return "delete or skip tests"
+    return ""
 
 
 def _under_prohibiting_key(doc: Document, index: int) -> bool:

@@ -39,6 +39,7 @@ from finesse.authoring.prompt_check.holdback import (
     UNTIL_ALL,
     WHILE_NOT,
 )
+from finesse.authoring.prompt_check.memo import per_text
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
@@ -206,6 +207,7 @@ def _without_blocked(text: str) -> str:
     return "" if _BLOCKED.search(text) else text
 
 
+@per_text
 def _lenient(text: str) -> int | None:
     """Where `text` lets the agent finish anyway (not "no close enough", not BLOCKED, not
     in a sentence that refuses: "even if you're fairly confident, don't print it")."""
