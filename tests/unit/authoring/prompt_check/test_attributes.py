@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from finesse.authoring.prompt_check.validate import AttributeResult, validate_prompt
-from tests.unit.authoring.prompt_check.test_validate import BASE, edit, failing, result
+from tests.unit.authoring.prompt_check.test_validate import BASE, FIRST, edit, failing, result
 
 # 1 binary-completion-criteria
 
@@ -720,6 +720,32 @@ def test_a_plain_title_line_and_front_matter_come_before_the_cold_start() -> Non
     # The attribute is there; the file is not prompt-only (test_layout.py).
     text = "---\nname: verbose\n---\nLoop: add `--verbose` to the CLI\n\n" + BASE
     assert failing(text) == []
+
+
+def test_looking_before_building_in_a_loop_that_keeps_a_record_is_a_cold_start() -> None:
+    # The persona first, then the loop's principles: one task per loop, look for what is
+    # already built, update the plan the next iteration reads.
+    principles = ("You are an autonomous agent working on the `--verbose` flag.\n\n"
+                  "- ONE task per loop.\n"
+                  "- Search the codebase before assuming something isn't implemented.\n"
+                  "- Update @fix_plan.md with your learnings.")
+    text = edit(FIRST, principles)
+    assert result(text, "cold-start") == AttributeResult(
+        id=8, key="cold-start", passed=True,
+        evidence="line 4: - Search the codebase before assuming something isn't implemented.",
+        fix="")
+    # Without the record the loop keeps, nothing tells the agent what was done before.
+    assert result(text.replace("- Update @fix_plan.md with your learnings.\n", ""),
+                  "cold-start").passed is False
+
+
+def test_finding_the_task_in_the_plan_before_starting_it_is_a_cold_start() -> None:
+    text = edit(FIRST, "Add a verbose flag.\n\n1. **Before starting a task:** Find it in "
+                       "@fix_plan.md and note its status.\n2. Implement it.")
+    assert result(text, "cold-start") == AttributeResult(
+        id=8, key="cold-start", passed=True,
+        evidence="line 3: 1. **Before starting a task:** Find it in @fix_plan.md and note its "
+                 "status.", fix="")
 
 
 # 9 iteration-limit
