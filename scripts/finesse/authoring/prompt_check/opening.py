@@ -266,7 +266,8 @@ _ALREADY_THERE = re.compile(
 _KEEPS_RECORD = re.compile(
     r"\b(?:update|keep)\b[^.]{0,30}?(?<![\w./@-])(?:[\w.@-]*/[\w./@-]*|@[\w./-]+|"
     r"[\w.-]+\.(?:md|json|txt)\b)"
-    r"[^.]{0,20}?\b(?:with|updated)\b|\bmark\b[^.]{0,30}?\b(?:complete\w*|done|finished)\s+in\b", _I)
+    r"[^.]{0,20}?\b(?:with|updated)\b|"
+    r"\bmark\b[^.]{0,30}?\b(?:complete\w*|done|finished)\s+in\b", _I)
 
 
 def looks_before_building(doc: Document) -> Line | None:
