@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from finesse.authoring.prompt_check.validate import AttributeResult, validate_prompt
-from tests.unit.authoring.prompt_check.test_validate import BASE, FIRST, edit, failing, result
+from tests.unit.authoring.prompt_check.test_validate import (
+    BASE,
+    FIRST,
+    SCOPE,
+    edit,
+    failing,
+    result,
+)
 
 # 1 binary-completion-criteria
 
@@ -671,6 +678,17 @@ def test_scope_given_as_yaml_style_keys(keys: str, out: str) -> None:
 def test_paths_under_an_out_of_scope_heading_are_out_of_scope() -> None:
     text = edit("Out of scope: `vendor/`.", "\n\n## Do not touch\n- vendor/\n- migrations/")
     assert failing(text) == []
+
+
+def test_a_leave_alone_sentence_can_point_back_at_the_paths_of_the_sentence_before() -> None:
+    text = edit(SCOPE, "Work in `cli/main.py`. Templates already exist in `templates/`. "
+                       "DO NOT recreate or modify these unless fixing bugs.")
+    assert result(text, "scoped-context") == AttributeResult(
+        id=7, key="scoped-context", passed=True,
+        evidence="line 5: Work in `cli/main.py`. Templates already exist in `templates/`. "
+                 "DO NOT recreate or modify these unless fixing bugs.", fix="")
+    kept = text.replace("DO NOT recreate or modify these unless fixing bugs.", "Reuse these.")
+    assert result(kept, "scoped-context").passed is False
 
 
 # 8 cold-start

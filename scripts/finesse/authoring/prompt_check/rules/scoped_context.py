@@ -117,6 +117,7 @@ class _Clause:
     said_out: bool  # "Do not modify ...", "Out of scope: ..."
     rest_is_out: bool  # said out, names no path, and means everything else
     points_back: bool  # said out, names no path, and means the clause before ("leave those")
+    pronoun: bool  # a pronoun points back, maybe at the sentence before ("Leave these")
     restricts: bool  # names paths, not said out, and keeps the work to them ("Only ...")
 
 
@@ -131,6 +132,7 @@ def _read_clause(clause: str) -> _Clause:
         rest_is_out=bare_out and bool(_EVERYTHING_ELSE.search(words)),
         points_back=bare_out and (bool(_POINTS_BACK.search(words))
                                   or len(words.split()) <= _SHORT_CLAUSE_WORDS),
+        pronoun=bare_out and bool(_POINTS_BACK.search(words)),
         restricts=bool(paths) and not said_out and bool(_RESTRICTED.search(words)))
 
 
@@ -157,10 +159,14 @@ def find_scope(doc: Document) -> Scope:
     rest_is_out: Line | None = None
     for index, block in doc.prose():
         under_out = any(_says_out(h.title) for h in doc.headings_over(index))
+        last: list[tuple[str, Line]] = []  # the paths of the sentence before's last clause
         for sentence in block.sentences():
             before: list[tuple[str, Line]] = []  # the paths of the clause before
-            for offset, text in _clauses(sentence.text):
+            for at, (offset, text) in enumerate(_clauses(sentence.text)):
                 clause = _read_clause(text)
+                if at == 0 and clause.pronoun:
+                    # "Templates exist in `templates/`. Do not modify these."
+                    before = last
                 if not (clause.paths or clause.said_out or before):
                     continue
                 line = sentence.line_at(offset)
@@ -178,6 +184,7 @@ def find_scope(doc: Document) -> Scope:
                 else:
                     in_scope.update(((path, at.number), (path, at)) for path, at in paths)
                 before = paths
+            last = before
     return Scope(tuple(in_scope.values()), tuple(out_of_scope), rest_is_out)
 
 
@@ -260,9 +267,13 @@ RULE = Rule(
     passes=(
         "In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.\n",
         "The relevant files are src/api/ and tests/api/. Do not modify anything in src/ui/.\n",
+        "Work in `app/views.py`. Templates already exist in `templates/`. Do not modify "
+        "these.\n",
     ),
     fails=(
         "Change whatever you need to, anywhere in the repository.\n",
         "The relevant files are src/api/ and tests/api/.\n",
+        # the sentence after the paths keeps them in scope
+        "Work in `app/views.py`. Templates already exist in `templates/`. Reuse these.\n",
     ),
 )
