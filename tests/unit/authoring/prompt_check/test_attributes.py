@@ -9,6 +9,7 @@ from tests.unit.authoring.prompt_check.test_validate import (
     BASE,
     FIRST,
     SCOPE,
+    STUCK,
     edit,
     failing,
     result,
@@ -386,6 +387,24 @@ def test_changing_course_when_stuck_without_a_count_counts() -> None:
 ])
 def test_ways_of_saying_when_to_give_up(give_up: str) -> None:
     assert failing(edit("If still stuck, output <promise>BLOCKED</promise>.", give_up)) == []
+
+
+@pytest.mark.parametrize(("stuck", "line"), [
+    ("If you can't get tests to pass after multiple attempts, git stash with a message "
+     "noting the issue and exit.",
+     "line 14: If you can't get tests to pass after multiple attempts, git stash with a "
+     "message noting the issue and exit."),
+    ("- If blocked: write the blocker into `NOTES.md` and end your turn.\n- Do not repeat "
+     "the same attempt every iteration: pick a different eligible task instead.",
+     "line 15: - Do not repeat the same attempt every iteration: pick a different eligible "
+     "task instead."),
+])
+def test_setting_a_failed_attempt_aside_and_stopping_is_a_failure_instruction(
+        stuck: str, line: str) -> None:
+    text = edit(STUCK, stuck)
+    assert result(text, "failure-instructions") == AttributeResult(
+        id=3, key="failure-instructions", passed=True, evidence=line, fix="")
+    assert failing(text) == []
 
 
 # 4 ordered-phases
