@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache, wraps
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 _LONGEST = 4_000  # characters: a long paragraph; beyond it the text is read each time
 _KEPT = 8_192  # distinct texts per function
@@ -30,6 +30,22 @@ def per_text(function: Callable[[str], Answer]) -> Callable[[str], Answer]:
     @wraps(function)
     def read(text: str) -> Answer:
         return kept(text) if len(text) <= _LONGEST else function(text)
+
+    return read
+
+
+def per_document(function: Callable[[Any], Answer]) -> Callable[[Any], Answer]:
+    """`function` of a parsed document, read once per document: the answer is kept on the
+    document itself (a frozen dataclass's own `__dict__`, as `cached_property` keeps it), so
+    it goes with the document. The answer must be immutable."""
+    key = f"_per_document_{function.__module__}.{function.__qualname__}"
+
+    @wraps(function)
+    def read(doc: Any) -> Answer:
+        kept = doc.__dict__
+        if key not in kept:
+            kept[key] = function(doc)
+        return cast(Answer, kept[key])
 
     return read
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Block, Document, Line
+from finesse.authoring.prompt_check.memo import per_document, per_text
 
 _I = re.IGNORECASE
 _DONE = (r"(?:done|finished|complete[d]?|implemented|in\s+place|left|remaining|remains?|"
@@ -102,6 +103,7 @@ NARROW_LOOK = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+@per_text
 def is_cold_start(text: str) -> bool:
     """Whether `text` tells the agent to look at the current state (see the module doc): a
     sign of the loop and a look at the repo count together in one sentence or two in a
@@ -208,6 +210,7 @@ def _blocks_after(doc: Document, index: int) -> list[Block]:
     return after
 
 
+@per_document
 def cold_start_lines(doc: Document) -> frozenset[int]:
     """The numbers of the lines of the cold start at the top, when the prompt opens with
     one ("First check the state" there is no phase); none when it opens with the task."""

@@ -162,9 +162,9 @@ def find_scope(doc: Document) -> Scope:
         last: list[tuple[str, Line]] = []  # the paths of the sentence before's last clause
         for sentence in block.sentences():
             before: list[tuple[str, Line]] = []  # the paths of the clause before
-            for at, (offset, text) in enumerate(_clauses(sentence.text)):
+            for place, (offset, text) in enumerate(_clauses(sentence.text)):
                 clause = _read_clause(text)
-                if at == 0 and clause.pronoun:
+                if place == 0 and clause.pronoun:
                     # "Templates exist in `templates/`. Do not modify these."
                     before = last
                 if not (clause.paths or clause.said_out or before):
