@@ -8,6 +8,7 @@ from finesse.authoring.prompt_check.validate import AttributeResult, validate_pr
 from tests.unit.authoring.prompt_check.test_validate import (
     BASE,
     FIRST,
+    RULE,
     SCOPE,
     STUCK,
     edit,
@@ -633,6 +634,17 @@ def test_ways_of_writing_a_guardrail(rule: str) -> None:
 ])
 def test_a_negation_that_is_not_a_rule_is_not_a_guardrail(not_a_rule: str) -> None:
     assert failing(edit("Do not add dependencies.", not_a_rule)) == ["guardrails"]
+
+
+@pytest.mark.parametrize("urged", [
+    "CRITICAL: Do NOT rush.", "Don't take any shortcuts.", "Never end a response without one.",
+])
+def test_a_rule_that_only_urges_care_or_shapes_the_reply_is_no_guardrail(urged: str) -> None:
+    text = edit(RULE, urged)
+    assert result(text, "guardrails") == AttributeResult(
+        id=6, key="guardrails", passed=False, evidence=None,
+        fix="add explicit rules such as '- Do not delete or skip failing tests.'")
+    assert result(edit(RULE, f"{urged} {RULE}"), "guardrails").passed is True
 
 
 # 7 scoped-context
