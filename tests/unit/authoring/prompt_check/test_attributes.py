@@ -6,6 +6,7 @@ import pytest
 
 from finesse.authoring.prompt_check.validate import AttributeResult, validate_prompt
 from tests.unit.authoring.prompt_check.test_validate import (
+    AFTER,
     BASE,
     FIRST,
     RULE,
@@ -608,6 +609,28 @@ def test_no_run_after_every_change_fails() -> None:
 def test_ways_of_writing_verify(verify: str) -> None:
     text = edit("Verify: `pytest tests/test_cli.py -q`\n", f"{verify}`pytest -q`\n")
     assert failing(text) == []
+
+
+@pytest.mark.parametrize(("steps", "line"), [
+    ("1. Read `PLAN.md` and implement the next item.\n2. Ensure all tests and linting pass "
+     "with `pytest -q && ruff check .`, then update `PLAN.md`.",
+     "line 11: 2. Ensure all tests and linting pass with `pytest -q && ruff check .`, then "
+     "update `PLAN.md`."),
+    ("1. Implement the next item.\n2. Run the task's verification gate. Typical gates:\n"
+     "   - `pytest -q`\n   - `ruff check .`",
+     "line 11: 2. Run the task's verification gate. Typical gates:"),
+])
+def test_a_checking_step_after_the_step_that_changes_is_a_verification_command(
+        steps: str, line: str) -> None:
+    text = edit(AFTER, steps)
+    assert result(text, "verification-commands") == AttributeResult(
+        id=5, key="verification-commands", passed=True, evidence=line, fix="")
+
+
+def test_a_gate_step_whose_sub_items_give_no_command_is_no_verification_command() -> None:
+    text = edit(AFTER, "1. Implement the next item.\n2. Run the task's verification gate. "
+                       "Typical gates:\n   - the build\n   - the unit suite")
+    assert result(text, "verification-commands").passed is False
 
 
 # 6 guardrails

@@ -32,7 +32,7 @@ from finesse.authoring.prompt_check.commands import (
     names_in,
 )
 from finesse.authoring.prompt_check.criteria import phase_verified
-from finesse.authoring.prompt_check.document import ITEM_MARKER, Document, Line
+from finesse.authoring.prompt_check.document import ITEM_MARKER, Block, Document, Line
 from finesse.authoring.prompt_check.opening import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
@@ -42,11 +42,12 @@ from finesse.authoring.prompt_check.vocabulary import (
     looks_like_command,
     mentions_command,
 )
-from finesse.authoring.prompt_check.words import CHANGE_VERBS, RUN_VERBS, imperative
+from finesse.authoring.prompt_check.words import CHANGE_VERBS, RUN_VERBS, alternation, imperative
 
 _I = re.IGNORECASE
 _EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
 _UNIT = (r"(?:change|edit|modification|commit|save|fix|increment|task|sub-?task|file|module|"
+         r"implementation|"
          r"(?:unit|piece)\s+of\s+work)")
 EVERY_CHANGE = re.compile(
     r"\b(?:after|following|with)\s+(?:every|each|any)\s+(?:single\s+)?(?:[\w-]+\s+){0,2}?"
@@ -158,10 +159,15 @@ def verification_commands_found(prompt: Prompt) -> tuple[bool, Line | None, str]
 _RUNS = imperative(RUN_VERBS)
 _CHECK_WORD = re.compile(
     r"\b(?:tests?|lint\w*|type-?check\w*|typecheck\w*|builds?|checks?|validat\w*|verify|"
-    r"tsc|clippy|mypy|ruff|eslint|pytest|vitest|jest|cargo|gradlew|make|npm|pnpm|bun|go)\b", _I)
+    r"tsc|clippy|mypy|ruff|eslint|pytest|vitest|jest|cargo|gradlew|make|npm|pnpm|bun|go|"
+    r"verification|gates?)\b", _I)
 
 
 _MAKES_A_CHANGE = imperative(CHANGE_VERBS)
+# A step that makes the change after another verb: "1. read the plan and implement the
+# highest priority feature".
+_THEN_CHANGES = re.compile(rf"\b(?:and|then)\s+(?:then\s+)?{alternation(CHANGE_VERBS)}\b", _I)
+_SUB_STEPS = 8  # how many sub-items of a step ending in ":" are read for its commands
 
 
 def _checking_step(doc: Document, names: Callable[[str], bool]) -> Line | None:
@@ -174,7 +180,8 @@ def _checking_step(doc: Document, names: Callable[[str], bool]) -> Line | None:
         words = ITEM_MARKER.sub("", CODE_SPAN.sub(" ", text))
         # Whether an earlier item of this item's list makes the change.
         after_change = block.kind == "item" and changed_in == doc.list_starts[index]
-        if block.kind == "item" and _MAKES_A_CHANGE.search(words):
+        if block.kind == "item" and (_MAKES_A_CHANGE.search(words)
+                                     or _THEN_CHANGES.search(words)):
             changed_in = doc.list_starts[index]
         runs = _RUNS.search(words) is not None
         if not (runs or text.rstrip(" *_").endswith(":")):
@@ -183,11 +190,25 @@ def _checking_step(doc: Document, names: Callable[[str], bool]) -> Line | None:
             continue
         if runs and after_change and names(text):
             return block.first  # a step after the change, in a procedure for each iteration
+        if runs and after_change and text.rstrip(" *_").endswith(":") and any(
+                names(item.text) for item in _sub_items(doc, index)):
+            return block.first  # "4. Run the task's gate. Typical gates:" over its commands
         following = doc.blocks[index + 1] if index + 1 < len(doc.blocks) else None
         if (text.rstrip(" *_").endswith(":") and runs and following is not None
                 and following.kind == "code" and len(block.lines) <= 2):
             return block.first
     return None
+
+
+def _sub_items(doc: Document, index: int) -> list[Block]:
+    """The first _SUB_STEPS items nested under list item `index`."""
+    level = doc.blocks[index].level
+    found: list[Block] = []
+    for block in doc.blocks[index + 1 : index + 1 + _SUB_STEPS]:
+        if block.kind != "item" or block.level <= level:
+            break
+        found.append(block)
+    return found
 
 
 # "Run it", "Run both", "rerun them", "run all three": the commands of the sentence before.
@@ -287,10 +308,17 @@ RULE = Rule(
          "on.\n"),
         "1. Pick the next unchecked item.\n2. Implement it.\n3. Run typecheck and tests: "
         "`make all`\n",
+        "1. Read @PLAN.md and implement the next item.\n2. Ensure all tests pass with "
+        "`bun test`.\n",
+        "1. Implement it.\n2. Run the task's verification gate. Typical gates:\n"
+        "   - `dotnet build App.sln`\n   - `dotnet test App.sln`\n",
     ),
     fails=(
         "Make sure everything works.\n",
         "Test your changes when you think they are ready.\n",
         "1. Run `make all` to see where things stand.\n2. Implement the next item.\n",
+        # the gate's commands are not given
+        "1. Implement it.\n2. Run the task's verification gate. Typical gates:\n"
+        "   - the build\n   - the tests\n",
     ),
 )
