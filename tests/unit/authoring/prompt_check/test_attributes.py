@@ -513,6 +513,29 @@ def test_phase_lines_inside_code_do_not_count() -> None:
     assert failing(text) == ["ordered-phases"]
 
 
+@pytest.mark.parametrize(("steps", "line"), [
+    ("1. Decide which task to work on next.\n2. Work only on that task.\n"
+     "3. Make a git commit of that task.", "line 7: 1. Decide which task to work on next."),
+    ("1. Follow `PLAN.md` and choose the most important item to address.\n"
+     "2. After implementing it, run the tests for that unit of code.",
+     "line 7: 1. Follow `PLAN.md` and choose the most important item to address."),
+])
+def test_the_procedure_of_each_iteration_is_ordered_work(steps: str, line: str) -> None:
+    text = edit(PHASES, steps)
+    assert result(text, "ordered-phases") == AttributeResult(
+        id=4, key="ordered-phases", passed=True, evidence=line, fix="")
+
+
+def test_the_steps_of_each_iteration_are_not_the_completion_criteria() -> None:
+    # "3. Run the tests" is how to work; with no completion condition and no list of
+    # criteria, nothing says when the whole task is done.
+    steps = ("1. Pick the next unchecked item.\n2. Implement it.\n3. Run the tests: they "
+             "pass.\n4. Commit.")
+    text = edit(SIGNAL, "Output <promise>DONE</promise> at the end.").replace(PHASES, steps)
+    assert result(text, "binary-completion-criteria").passed is False
+    assert result(text, "ordered-phases").passed is True
+
+
 # 5 verification-commands
 
 def test_the_run_after_every_change_rule_bakes_verification_in() -> None:
