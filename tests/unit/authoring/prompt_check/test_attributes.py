@@ -912,6 +912,21 @@ def test_no_rule_against_an_early_promise_fails() -> None:
 
 
 @pytest.mark.parametrize("rule", [
+    "Do NOT mark a task complete unless tests pass.",
+    "Never set `\"passes\": true` without its gate actually passing.",
+    "Never say \u201ccomplete\u201d or \u201cdone\u201d until @fix_plan.md reflects reality.",
+])
+def test_marking_the_work_done_held_back_until_its_check_passes_is_zero_ambiguity(
+        rule: str) -> None:
+    text = edit("Do not output the promise unless every criterion is met.", rule)
+    assert result(text, "zero-ambiguity") == AttributeResult(
+        id=10, key="zero-ambiguity", passed=True, evidence=f"line 20: {rule}", fix="")
+    unchecked = rule.split(" unless ")[0].split(" without ")[0].split(" until ")[0]
+    assert result(edit("Do not output the promise unless every criterion is met.",
+                       f"{unchecked} unless you like it."), "zero-ambiguity").passed is False
+
+
+@pytest.mark.parametrize("rule", [
     "Never output <promise>DONE</promise> until all criteria pass.",
     "The promise must not be output until every item is true.",
     "Only output the promise when every criterion above passes.",

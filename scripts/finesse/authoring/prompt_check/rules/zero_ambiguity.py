@@ -27,6 +27,7 @@ from finesse.authoring.prompt_check.document import Block, Document, Line, Sente
 from finesse.authoring.prompt_check.holdback import (
     CUE,
     EARLY,
+    GATED_CLAIM,
     GERUND_REFUSAL,
     LENIENT,
     NEGATED_BEFORE,
@@ -99,6 +100,9 @@ def _withholds(text: str, before: str, done: re.Pattern[str]) -> int | None:
         EMIT_PRONOUN.search(text) and PROMISE_TALK.search(before))
     if withheld and about_promise and UNTIL_ALL.search(text):
         return withheld.start()
+    gated = GATED_CLAIM.search(text)
+    if gated:
+        return gated.start()
     refused = NEGATED_CLAIM.search(text) or NOT_DONE.search(text)
     if refused and (UNTIL_ALL.search(text) or WHILE_NOT.search(text)):
         return refused.start()
@@ -233,9 +237,13 @@ RULE = Rule(
         "Do not output the completion promise unless every criterion is met.\n",
         ("Output <promise>DONE</promise> when ALL of the following are true:\n- `pytest -q` exits "
          "0\n\nThis must be unequivocally true.\n"),
+        "Do NOT mark a task complete unless tests pass.\n",
+        "Never set `\"passes\": true` without its gate actually passing.\n",
     ),
     fails=(
         "Output <promise>DONE</promise> when the tests pass.\n",
         "Output <promise>DONE</promise> when ALL tests pass. Close enough is fine.\n",
+        # marking done is held back, but by nothing that can be checked
+        "Do NOT mark a task complete unless you are happy with it.\n",
     ),
 )
