@@ -921,9 +921,7 @@ def test_marking_the_work_done_held_back_until_its_check_passes_is_zero_ambiguit
     text = edit("Do not output the promise unless every criterion is met.", rule)
     assert result(text, "zero-ambiguity") == AttributeResult(
         id=10, key="zero-ambiguity", passed=True, evidence=f"line 20: {rule}", fix="")
-    unchecked = rule.split(" unless ")[0].split(" without ")[0].split(" until ")[0]
-    assert result(edit("Do not output the promise unless every criterion is met.",
-                       f"{unchecked} unless you like it."), "zero-ambiguity").passed is False
+    # Its near twin, a hold on nothing checkable, is the rule's `fails` example.
 
 
 @pytest.mark.parametrize("rule", [
