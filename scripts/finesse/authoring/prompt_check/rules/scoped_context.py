@@ -76,7 +76,9 @@ _OUT = re.compile(
 # Limiting the work to the paths named makes every other path out of scope: "Only modify
 # files in `src/`", "Confine your edits to ...", "Touch only: ...", "Stay in `ops/`".
 _RESTRICTED = re.compile(
-    r"^[\s*_-]*+only\b|\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
+    # (not "Only commit files you touched": what goes in a commit, not where the work is)
+    r"^[\s*_-]*+only\b(?!\s+(?:commit|stage|add|push)\b)|"
+    r"\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
     r"\b(?:modify|edit|touch|change|work|write)\w*\s+(?:files\s+)?only\b|\bconfine\w*\b|"
     r"\bexclusively\b|\bnothing\s+else\b|\bonly\s*[.!]?\s*$|"
     # "Keep your edits to `src/sync/`", "Stay in `ops/scripts/`", "Stick to `lib/`".
@@ -188,8 +190,14 @@ def find_scope(doc: Document) -> Scope:
     return Scope(tuple(in_scope.values()), tuple(out_of_scope), rest_is_out)
 
 
+# An HTTP route after its method names no file: "read-only GET `/api/sources`".
+_ROUTE = re.compile(r"\b(?-i:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+`?/[^\s`]*+`?")
+
+
 def paths_in(clause: str) -> list[str]:
-    """The paths a text names, in code spans or plainly path-shaped."""
+    """The paths a text names, in code spans or plainly path-shaped (not an HTTP route)."""
+    if "/" in clause:
+        clause = _ROUTE.sub(" ", clause)
     found = [span for span in _CODE_SPAN.findall(clause) if _is_path(span)]
     prose = _CODE_SPAN.sub(" ", clause)
     for match in _BARE_PATH.finditer(prose):
@@ -275,5 +283,8 @@ RULE = Rule(
         "The relevant files are src/api/ and tests/api/.\n",
         # the sentence after the paths keeps them in scope
         "Work in `app/views.py`. Templates already exist in `templates/`. Reuse these.\n",
+        # an HTTP route is no path, and "read-only" about it no scope
+        "Work in `app/views.py`. Users see the list of sources (read-only GET `/api/sources`).\n",
+        "Only commit `app/views.py` and `NOTES.md`.\n",
     ),
 )
