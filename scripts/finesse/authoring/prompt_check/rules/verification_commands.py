@@ -23,7 +23,6 @@ code".
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from finesse.authoring.prompt_check.commands import (
     block_commands,
@@ -32,17 +31,17 @@ from finesse.authoring.prompt_check.commands import (
     names_in,
 )
 from finesse.authoring.prompt_check.criteria import phase_verified
-from finesse.authoring.prompt_check.document import ITEM_MARKER, Block, Document, Line
+from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.opening import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
+from finesse.authoring.prompt_check.steps import checking_step
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     PHASE_WORDS,
     looks_like_command,
     mentions_command,
 )
-from finesse.authoring.prompt_check.words import CHANGE_VERBS, RUN_VERBS, alternation, imperative
 
 _I = re.IGNORECASE
 _EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
@@ -147,68 +146,10 @@ def verification_commands_found(prompt: Prompt) -> tuple[bool, Line | None, str]
                             or (_RUN_POINTER.search(text) and names_command(before))
                             or _under_commands(doc, index) or _code_after(doc, index, text)):
                 return True, sentence.line_at(), ""
-    step = _checking_step(doc, names)
+    step = checking_step(doc, names)
     if step is not None:
         return True, step, ""
     return False, None, FIX
-
-
-# A step of the work that runs the checks: "5. Run typecheck and tests: `make all`", "- Run
-# `bun run test`", "ensure all tests pass with `bun test`", "Build and test:" over a block.
-# The step's own verb, first (an imperative), after any "then", "and" or "also".
-_RUNS = imperative(RUN_VERBS)
-_CHECK_WORD = re.compile(
-    r"\b(?:tests?|lint\w*|type-?check\w*|typecheck\w*|builds?|checks?|validat\w*|verify|"
-    r"tsc|clippy|mypy|ruff|eslint|pytest|vitest|jest|cargo|gradlew|make|npm|pnpm|bun|go|"
-    r"verification|gates?)\b", _I)
-
-
-_MAKES_A_CHANGE = imperative(CHANGE_VERBS)
-# A step that makes the change after another verb: "1. read the plan and implement the
-# highest priority feature".
-_THEN_CHANGES = re.compile(rf"\b(?:and|then)\s+(?:then\s+)?{alternation(CHANGE_VERBS)}\b", _I)
-_SUB_STEPS = 8  # how many sub-items of a step ending in ":" are read for its commands
-
-
-def _checking_step(doc: Document, names: Callable[[str], bool]) -> Line | None:
-    """The line of a list item or labelled line that runs a check command, if any."""
-    changed_in: int | None = None  # the first item of the list whose items made a change
-    for index, block in doc.prose():
-        if block.kind == "heading":
-            continue
-        text = block.text
-        words = ITEM_MARKER.sub("", CODE_SPAN.sub(" ", text))
-        # Whether an earlier item of this item's list makes the change.
-        after_change = block.kind == "item" and changed_in == doc.list_starts[index]
-        if block.kind == "item" and (_MAKES_A_CHANGE.search(words)
-                                     or _THEN_CHANGES.search(words)):
-            changed_in = doc.list_starts[index]
-        runs = _RUNS.search(words) is not None
-        if not (runs or text.rstrip(" *_").endswith(":")):
-            continue
-        if not _CHECK_WORD.search(text):
-            continue
-        if runs and after_change and names(text):
-            return block.first  # a step after the change, in a procedure for each iteration
-        if runs and after_change and text.rstrip(" *_").endswith(":") and any(
-                names(item.text) for item in _sub_items(doc, index)):
-            return block.first  # "4. Run the task's gate. Typical gates:" over its commands
-        following = doc.blocks[index + 1] if index + 1 < len(doc.blocks) else None
-        if (text.rstrip(" *_").endswith(":") and runs and following is not None
-                and following.kind == "code" and len(block.lines) <= 2):
-            return block.first
-    return None
-
-
-def _sub_items(doc: Document, index: int) -> list[Block]:
-    """The first _SUB_STEPS items nested under list item `index`."""
-    level = doc.blocks[index].level
-    found: list[Block] = []
-    for block in doc.blocks[index + 1 : index + 1 + _SUB_STEPS]:
-        if block.kind != "item" or block.level <= level:
-            break
-        found.append(block)
-    return found
 
 
 # "Run it", "Run both", "rerun them", "run all three": the commands of the sentence before.
