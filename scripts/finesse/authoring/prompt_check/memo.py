@@ -2,8 +2,8 @@
 its words, and prompts repeat their words (a checklist of like items, a template pasted per
 task, a 1 MiB log of the same lines), so each distinct short text is read once per process.
 
-`per_text` keeps the answers of a function of one string (and optionally more hashable
-arguments) for texts of at most `_LONGEST` characters, the most recent `_KEPT` of them; a
+`per_text` keeps the answers of a function of one string for texts of at most `_LONGEST`
+characters, the most recent `_KEPT` of them; a
 longer text is read each time, so the cache never holds more than a bounded amount and no
 answer depends on what was read before. Only pure functions whose answer is immutable (a
 bool, an int, a tuple, a frozen value) may use it.
