@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from finesse.authoring.prompt_check.breaks import labelled, sentence_breaks
 from finesse.authoring.prompt_check.unwrap import unwrapped
 from finesse.support.markdown import Fences, heading, section_ends, split_lines
 
@@ -31,11 +32,6 @@ _ITEM = re.compile(r"^(\s*)([-*+]|(\d{1,3})[.)])\s+\S")
 _RULE = re.compile(r"^\s*+([-*_])(?:\s*+\1){2,}+\s*+$")
 _BOLD_LINE = re.compile(r"^\s*+(\*\*|__)(?P<title>[^*_].*?)\1[\s:.]*$")
 _CAPS_LINE = re.compile(r"^\s*+(?P<title>[A-Z][A-Z0-9 &/'()-]{1,40}?)\s*+:?\s*+$")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[*_]*\s+")  # "**Rules.** Never ..." breaks too
-# A line opening with "Label:" ("Out of scope:", "**Verify:**") starts a new sentence.
-_LABELLED = re.compile(r"^[*_]*[A-Z][\w()/'-]*(?: [\w()/'-]+){0,3}:[*_]*(?:\s|$)")
-_CODE_SPAN = re.compile(r"`[^`]*`")
-_ABBREVIATION = re.compile(r"(?:\be\.g|\bi\.e|\betc|\bvs|\bcf)\.$", re.IGNORECASE)
 _LABEL_MAX_WORDS = 8
 
 
@@ -82,18 +78,9 @@ class Block:
     @cached_property
     def _sentences(self) -> tuple[Sentence, ...]:
         text = self.text
-        spans = [span.span() for span in _CODE_SPAN.finditer(text)]
-        span_starts = [start for start, _ in spans]
-
-        def in_code(position: int) -> bool:
-            at = bisect.bisect_right(span_starts, position) - 1
-            return at >= 0 and spans[at][0] < position < spans[at][1]
-
-        breaks = [(gap.start(), gap.end()) for gap in _SENTENCE_BREAK.finditer(text)
-                  if not _ABBREVIATION.search(text, max(0, gap.start() - 5), gap.start())
-                  and not in_code(gap.start())]
+        breaks = list(sentence_breaks(text))
         breaks += [(start - 1, start) for line, start in zip(self.lines, self._starts, strict=True)
-                   if start and _LABELLED.match(line.text.strip())]
+                   if start and labelled(line.text.strip())]
         found: list[Sentence] = []
         start = 0
         for end, resume in sorted(set(breaks)):

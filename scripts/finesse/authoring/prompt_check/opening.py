@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Block, Document, Line
+from finesse.authoring.prompt_check.memo import per_document, per_text
 
 _I = re.IGNORECASE
 _DONE = (r"(?:done|finished|complete[d]?|implemented|in\s+place|left|remaining|remains?|"
@@ -102,6 +103,7 @@ NARROW_LOOK = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+@per_text
 def is_cold_start(text: str) -> bool:
     """Whether `text` tells the agent to look at the current state (see the module doc): a
     sign of the loop and a look at the repo count together in one sentence or two in a
@@ -208,6 +210,7 @@ def _blocks_after(doc: Document, index: int) -> list[Block]:
     return after
 
 
+@per_document
 def cold_start_lines(doc: Document) -> frozenset[int]:
     """The numbers of the lines of the cold start at the top, when the prompt opens with
     one ("First check the state" there is no phase); none when it opens with the task."""
@@ -226,7 +229,12 @@ _STATE_FILE = (r"(?:`[^`]+`|@[\w./*-]+|\b[\w./*-]+\.(?:md|json|txt|ya?ml|toml|lo
 ORIENTS = re.compile(
     r"^[\s>*_-]*(?:\d{1,2}[a-z]?[.)]\s*)?[*_]*(?:first[,:]?\s+|before\s+(?:anything|doing\s+"
     r"anything|you\s+(?:start|begin))[^,.]{0,20},\s*)?(?:read|study|review|re-?read|check|"
-    rf"inspect|look\s+(?:at|over)|open|load)[*_]*\s+[^.]{{0,80}}?{_STATE_FILE}", _I)
+    rf"inspect|look\s+(?:at|over)|open|load)[*_]*\s+[^.]{{0,80}}?{_STATE_FILE}|"
+    # "**Before starting a task:** Find it in @fix_plan.md and note its status"
+    r"^[\s>*_-]*(?:\d{1,2}[a-z]?[.)]\s*)?[*_]*before\s+(?:starting|beginning|picking|you\s+"
+    r"(?:start|begin|pick))(?:\s+(?:a|the|any|each|your|work\s+on))?(?:\s+(?:task|item|story|"
+    r"iteration|work))?[*_]*\s*[:,][*_]*\s*(?:read|study|review|check|inspect|look\s+(?:at|up|"
+    rf"over)|open|find|locate)[*_]*\s+[^.]{{0,80}}?{_STATE_FILE}", _I)
 ORIENTING_BLOCKS = 6  # how far into the prompt the first instruction is looked for
 
 
@@ -244,3 +252,37 @@ def orienting_step(doc: Document) -> Line | None:
         if seen >= ORIENTING_BLOCKS:
             break
     return None
+
+
+# Looking for what is already there before building it, anywhere in the prompt of a loop:
+# "Search the codebase before assuming something isn't implemented", "Check the code before
+# concluding a feature is missing". With a sign of the loop (`ITERATING`) anywhere, it is
+# the seed's "determine what has already been completed".
+_ALREADY_THERE = re.compile(
+    r"\b(?:search|check|grep|inspect|read|explore|look\s+(?:at|through|in))\w*\b[^.]{0,60}?"
+    r"\bbefore\s+(?:assuming|concluding|deciding)\b[^.]{0,60}?\b(?:isn['\u2019]t|is\s+not|"
+    r"not\s+(?:yet\s+)?(?:implemented|there|done|built)|missing|absent|unimplemented)", _I)
+
+
+# The record a loop keeps between iterations: "Update @fix_plan.md with your learnings",
+# "Keep .ralph/AGENT.md updated", "Mark items complete in @fix_plan.md".
+_KEEPS_RECORD = re.compile(
+    r"\b(?:update|keep)\b[^.]{0,30}?(?<![\w./@-])(?:[\w.@-]*/[\w./@-]*|@[\w./-]+|"
+    r"[\w.-]+\.(?:md|json|txt)\b)"
+    r"[^.]{0,20}?\b(?:with|updated)\b|"
+    r"\bmark\b[^.]{0,30}?\b(?:complete\w*|done|finished)\s+in\b", _I)
+
+
+def looks_before_building(doc: Document) -> Line | None:
+    """The line telling the agent of a loop to look for what is already done before it
+    builds (`_ALREADY_THERE`), when the prompt says anywhere that it is a loop and names the
+    record it keeps between iterations (`_KEEPS_RECORD`)."""
+    found = next((sentence.line_at() for sentence in doc.sentences()
+                  if _ALREADY_THERE.search(sentence.text)), None)
+    if found is None:
+        return None
+    prose = [block.text for _, block in doc.prose()]
+    if not (any(_FRESH.search(text) for text in prose)
+            and any(_KEEPS_RECORD.search(text) for text in prose)):
+        return None
+    return found

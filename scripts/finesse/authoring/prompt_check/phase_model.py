@@ -26,3 +26,6 @@ class Phases:
     found: tuple[Phase, ...]
     problem: Line | None = None  # where the numbering goes wrong
     problem_fix: str = ""
+    # The steps of each iteration (pick the next item, implement it, test, commit): an
+    # order of work, not a list of what must hold when the whole task is done.
+    per_iteration: bool = False

@@ -11,7 +11,7 @@ import re
 
 from finesse.authoring.prompt_check.document import ITEM_MARKER, Document
 from finesse.authoring.prompt_check.phase_model import Phase, Phases
-from finesse.authoring.prompt_check.words import DO_VERBS, imperative
+from finesse.authoring.prompt_check.words import DO_VERBS, RUN_VERBS, alternation, imperative
 
 _I = re.IGNORECASE
 # Picking the next unit of work: "pick the highest-priority incomplete item", "choose the
@@ -19,9 +19,16 @@ _I = re.IGNORECASE
 PICKS = re.compile(
     r"\b(?:pick|choose|select|find|take|identify|grab)\b[^.;]{0,40}?\b(?:first|next|"
     r"highest[- ]priority|most\s+important|top|single|one)\b[^.;]{0,60}?\b(?:items?|tasks?|"
-    r"stor(?:y|ies)|features?|todos?|tickets?|issues?|steps?|specs?|entr(?:y|ies)|work)\b", _I)
-# Doing it, as the step's own verb.
+    r"stor(?:y|ies)|features?|todos?|tickets?|issues?|steps?|specs?|entr(?:y|ies)|work)\b|"
+    # "Decide which task to work on next"
+    r"\b(?:decide|choose|pick|select)\s+which\s+(?:[\w-]+\s+)?(?:items?|tasks?|stor(?:y|ies)|"
+    r"features?|tickets?|issues?)\s+to\s+(?:work\s+on|do|tackle|implement|address)\b", _I)
+# Doing it, as the step's own verb; or after the clause that says when: "After implementing
+# functionality or resolving problems, run the tests for that unit of code".
 DOES_IT = imperative(DO_VERBS)
+DOES_IT_WHEN = re.compile(
+    rf"^[\W\d]{{0,8}}(?:after|when|once)\b[^,.;]{{0,80}},\s*(?:then\s+)?(?:immediately\s+)?"
+    rf"{alternation((*DO_VERBS, *RUN_VERBS))}\b", _I)
 
 
 def procedure_phases(doc: Document) -> Phases:
@@ -44,7 +51,9 @@ def procedure_phases(doc: Document) -> Phases:
             continue
         # The pick and the doing may share a step: "pick ONE, finish it, commit".
         steps = units[picked:]
-        if len(steps) >= 2 and any(DOES_IT.search(text) for text, *_ in steps[1:]):
+        if len(steps) >= 2 and any(DOES_IT.search(text) or DOES_IT_WHEN.search(text)
+                                   for text, *_ in steps[1:]):
             return Phases(tuple(Phase(number, line, tuple(lines), told)
-                                for number, (_, line, lines, told) in enumerate(steps, 1)))
+                                for number, (_, line, lines, told) in enumerate(steps, 1)),
+                          per_iteration=True)
     return Phases(())

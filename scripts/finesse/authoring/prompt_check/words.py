@@ -18,6 +18,10 @@ TOKEN_INTRO_WORDS = ("exactly", "only", "the", "exact", "following", "word", "li
 OUTCOME_NOUNS = ("errors", "error", "warnings", "warning", "regressions", "regression",
                  "failures", "failing tests", "failed tests", "crashes", "bugs", "type errors",
                  "lint errors", "console errors", "TODOs", "TODO", "flaky tests")
+# What a "Do NOT ..." that only urges care forbids ("Do NOT rush", "don't take any
+# shortcuts"): a pace, not a failure mode the seed's guardrails name.
+PACE_WORDS = ("rush", "hurry", "take shortcuts", "take any shortcuts", "cut corners",
+              "be lazy")
 # Tokens for giving up, not for completion.
 GIVING_UP_TOKENS = ("BLOCKED", "STUCK", "FAILED", "FAILURE", "ERROR", "ABORT", "ABORTED")
 

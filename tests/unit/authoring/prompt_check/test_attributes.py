@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 
 from finesse.authoring.prompt_check.validate import AttributeResult, validate_prompt
-from tests.unit.authoring.prompt_check.test_validate import BASE, edit, failing, result
+from tests.unit.authoring.prompt_check.test_validate import (
+    AFTER,
+    BASE,
+    FIRST,
+    RULE,
+    SCOPE,
+    STUCK,
+    edit,
+    failing,
+    result,
+)
 
 # 1 binary-completion-criteria
 
@@ -381,6 +391,24 @@ def test_ways_of_saying_when_to_give_up(give_up: str) -> None:
     assert failing(edit("If still stuck, output <promise>BLOCKED</promise>.", give_up)) == []
 
 
+@pytest.mark.parametrize(("stuck", "line"), [
+    ("If you can't get tests to pass after multiple attempts, git stash with a message "
+     "noting the issue and exit.",
+     "line 14: If you can't get tests to pass after multiple attempts, git stash with a "
+     "message noting the issue and exit."),
+    ("- If blocked: write the blocker into `NOTES.md` and end your turn.\n- Do not repeat "
+     "the same attempt every iteration: pick a different eligible task instead.",
+     "line 15: - Do not repeat the same attempt every iteration: pick a different eligible "
+     "task instead."),
+])
+def test_setting_a_failed_attempt_aside_and_stopping_is_a_failure_instruction(
+        stuck: str, line: str) -> None:
+    text = edit(STUCK, stuck)
+    assert result(text, "failure-instructions") == AttributeResult(
+        id=3, key="failure-instructions", passed=True, evidence=line, fix="")
+    assert failing(text) == []
+
+
 # 4 ordered-phases
 
 def test_a_skipped_phase_number_fails_on_that_line() -> None:
@@ -485,6 +513,29 @@ def test_phase_lines_inside_code_do_not_count() -> None:
     assert failing(text) == ["ordered-phases"]
 
 
+@pytest.mark.parametrize(("steps", "line"), [
+    ("1. Decide which task to work on next.\n2. Work only on that task.\n"
+     "3. Make a git commit of that task.", "line 7: 1. Decide which task to work on next."),
+    ("1. Follow `PLAN.md` and choose the most important item to address.\n"
+     "2. After implementing it, run the tests for that unit of code.",
+     "line 7: 1. Follow `PLAN.md` and choose the most important item to address."),
+])
+def test_the_procedure_of_each_iteration_is_ordered_work(steps: str, line: str) -> None:
+    text = edit(PHASES, steps)
+    assert result(text, "ordered-phases") == AttributeResult(
+        id=4, key="ordered-phases", passed=True, evidence=line, fix="")
+
+
+def test_the_steps_of_each_iteration_are_not_the_completion_criteria() -> None:
+    # "3. Run the tests" is how to work; with no completion condition and no list of
+    # criteria, nothing says when the whole task is done.
+    steps = ("1. Pick the next unchecked item.\n2. Implement it.\n3. Run the tests: they "
+             "pass.\n4. Commit.")
+    text = edit(SIGNAL, "Output <promise>DONE</promise> at the end.").replace(PHASES, steps)
+    assert result(text, "binary-completion-criteria").passed is False
+    assert result(text, "ordered-phases").passed is True
+
+
 # 5 verification-commands
 
 def test_the_run_after_every_change_rule_bakes_verification_in() -> None:
@@ -583,6 +634,28 @@ def test_ways_of_writing_verify(verify: str) -> None:
     assert failing(text) == []
 
 
+@pytest.mark.parametrize(("steps", "line"), [
+    ("1. Read `PLAN.md` and implement the next item.\n2. Ensure all tests and linting pass "
+     "with `pytest -q && ruff check .`, then update `PLAN.md`.",
+     "line 11: 2. Ensure all tests and linting pass with `pytest -q && ruff check .`, then "
+     "update `PLAN.md`."),
+    ("1. Implement the next item.\n2. Run the task's verification gate. Typical gates:\n"
+     "   - `pytest -q`\n   - `ruff check .`",
+     "line 11: 2. Run the task's verification gate. Typical gates:"),
+])
+def test_a_checking_step_after_the_step_that_changes_is_a_verification_command(
+        steps: str, line: str) -> None:
+    text = edit(AFTER, steps)
+    assert result(text, "verification-commands") == AttributeResult(
+        id=5, key="verification-commands", passed=True, evidence=line, fix="")
+
+
+def test_a_gate_step_whose_sub_items_give_no_command_is_no_verification_command() -> None:
+    text = edit(AFTER, "1. Implement the next item.\n2. Run the task's verification gate. "
+                       "Typical gates:\n   - the build\n   - the unit suite")
+    assert result(text, "verification-commands").passed is False
+
+
 # 6 guardrails
 
 def test_the_promise_rule_alone_is_not_a_guardrail() -> None:
@@ -607,6 +680,17 @@ def test_ways_of_writing_a_guardrail(rule: str) -> None:
 ])
 def test_a_negation_that_is_not_a_rule_is_not_a_guardrail(not_a_rule: str) -> None:
     assert failing(edit("Do not add dependencies.", not_a_rule)) == ["guardrails"]
+
+
+@pytest.mark.parametrize("urged", [
+    "CRITICAL: Do NOT rush.", "Don't take any shortcuts.", "Never end a response without one.",
+])
+def test_a_rule_that_only_urges_care_or_shapes_the_reply_is_no_guardrail(urged: str) -> None:
+    text = edit(RULE, urged)
+    assert result(text, "guardrails") == AttributeResult(
+        id=6, key="guardrails", passed=False, evidence=None,
+        fix="add explicit rules such as '- Do not delete or skip failing tests.'")
+    assert result(edit(RULE, f"{urged} {RULE}"), "guardrails").passed is True
 
 
 # 7 scoped-context
@@ -673,6 +757,17 @@ def test_paths_under_an_out_of_scope_heading_are_out_of_scope() -> None:
     assert failing(text) == []
 
 
+def test_a_leave_alone_sentence_can_point_back_at_the_paths_of_the_sentence_before() -> None:
+    text = edit(SCOPE, "Work in `cli/main.py`. Templates already exist in `templates/`. "
+                       "DO NOT recreate or modify these unless fixing bugs.")
+    assert result(text, "scoped-context") == AttributeResult(
+        id=7, key="scoped-context", passed=True,
+        evidence="line 5: Work in `cli/main.py`. Templates already exist in `templates/`. "
+                 "DO NOT recreate or modify these unless fixing bugs.", fix="")
+    kept = text.replace("DO NOT recreate or modify these unless fixing bugs.", "Reuse these.")
+    assert result(kept, "scoped-context").passed is False
+
+
 # 8 cold-start
 
 def test_a_task_paragraph_first_leaves_the_attribute_met_and_the_file_not_prompt_only() -> None:
@@ -720,6 +815,32 @@ def test_a_plain_title_line_and_front_matter_come_before_the_cold_start() -> Non
     # The attribute is there; the file is not prompt-only (test_layout.py).
     text = "---\nname: verbose\n---\nLoop: add `--verbose` to the CLI\n\n" + BASE
     assert failing(text) == []
+
+
+def test_looking_before_building_in_a_loop_that_keeps_a_record_is_a_cold_start() -> None:
+    # The persona first, then the loop's principles: one task per loop, look for what is
+    # already built, update the plan the next iteration reads.
+    principles = ("You are an autonomous agent working on the `--verbose` flag.\n\n"
+                  "- ONE task per loop.\n"
+                  "- Search the codebase before assuming something isn't implemented.\n"
+                  "- Update @fix_plan.md with your learnings.")
+    text = edit(FIRST, principles)
+    assert result(text, "cold-start") == AttributeResult(
+        id=8, key="cold-start", passed=True,
+        evidence="line 4: - Search the codebase before assuming something isn't implemented.",
+        fix="")
+    # Without the record the loop keeps, nothing tells the agent what was done before.
+    assert result(text.replace("- Update @fix_plan.md with your learnings.\n", ""),
+                  "cold-start").passed is False
+
+
+def test_finding_the_task_in_the_plan_before_starting_it_is_a_cold_start() -> None:
+    text = edit(FIRST, "Add a verbose flag.\n\n1. **Before starting a task:** Find it in "
+                       "@fix_plan.md and note its status.\n2. Implement it.")
+    assert result(text, "cold-start") == AttributeResult(
+        id=8, key="cold-start", passed=True,
+        evidence="line 3: 1. **Before starting a task:** Find it in @fix_plan.md and note its "
+                 "status.", fix="")
 
 
 # 9 iteration-limit
@@ -788,6 +909,19 @@ def test_no_rule_against_an_early_promise_fails() -> None:
         id=10, key="zero-ambiguity", passed=False, evidence=None,
         fix="add 'Do not output the completion promise unless every criterion above is met.'",
     )
+
+
+@pytest.mark.parametrize("rule", [
+    "Do NOT mark a task complete unless tests pass.",
+    "Never set `\"passes\": true` without its gate actually passing.",
+    "Never say \u201ccomplete\u201d or \u201cdone\u201d until @fix_plan.md reflects reality.",
+])
+def test_marking_the_work_done_held_back_until_its_check_passes_is_zero_ambiguity(
+        rule: str) -> None:
+    text = edit("Do not output the promise unless every criterion is met.", rule)
+    assert result(text, "zero-ambiguity") == AttributeResult(
+        id=10, key="zero-ambiguity", passed=True, evidence=f"line 20: {rule}", fix="")
+    # Its near twin, a hold on nothing checkable, is the rule's `fails` example.
 
 
 @pytest.mark.parametrize("rule", [

@@ -59,7 +59,10 @@ def check(prompt: Prompt) -> Verdict:
             return failed(line, "say what must be true: 'when ALL of the following are "
                                "true:' and a list of checks, e.g. '- `pytest -q` exits 0'")
     texts = [text for text, _ in [*conditions, *items]]
-    texts += [phase.content for phase in prompt.phases.found]
+    if not prompt.phases.per_iteration:
+        # The steps of each iteration ("3. Run the tests") say how to work, not when the
+        # whole task is done.
+        texts += [phase.content for phase in prompt.phases.found]
     if any(NAMES_THE_WORK.search(text) for text, _ in conditions):
         # "When everything above holds": the lists it points at are the criteria.
         texts += [block.text for block in prompt.doc.blocks if block.kind == "item"]

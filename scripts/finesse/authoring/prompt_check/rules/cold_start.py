@@ -9,6 +9,7 @@ from finesse.authoring.prompt_check.opening import (
     ITERATING,
     after_task_lines,
     is_cold_start,
+    looks_before_building,
     opening,
     orienting_step,
 )
@@ -31,6 +32,9 @@ def check(prompt: Prompt) -> Verdict:
     oriented = orienting_step(doc)
     if oriented is not None:
         return passed(oriented)
+    looked = looks_before_building(doc)
+    if looked is not None:
+        return passed(looked)
     after_preamble = after_task_lines(doc)
     if after_preamble is not None:
         # There, after a title or a task line: the prompt-only check names the misplaced
@@ -63,9 +67,17 @@ RULE = Rule(
         "Each iteration starts with no memory of the last, so first run `make test` and "
         "see which phases are already done.\n",
         "0a. Study `specs/*` to learn the specifications.\n0b. Study @IMPLEMENTATION_PLAN.md.\n",
+        "1. **Before starting a task:** Find it in @fix_plan.md and note its status.\n"
+        "2. Implement it.\n",
+        "You are an autonomous agent working on the CLI.\n\n- ONE task per loop.\n"
+        "- Search the codebase before assuming something isn't implemented.\n"
+        "- Update @fix_plan.md with your learnings.\n",
     ),
     fails=(
         "Add a `--verbose` flag to the CLI.\n",
         "You are a senior Go engineer.\n\nAdd retries to the HTTP client.\n",
+        # looking before building, but no record kept between iterations
+        "You are an autonomous agent working on the CLI.\n\n- ONE task per loop.\n"
+        "- Search the codebase before assuming something isn't implemented.\n",
     ),
 )

@@ -53,6 +53,7 @@ TRIGGER = re.compile(
     r"(?:same|recurring|persistent)\s+(?:[\w-]+\s+)?(?:error|failure|problem|issue|test|"
     r"message|wall|exception|bug|trace\w*)|(?:comes?|coming)\s+(?:back|up\s+again)|"
     r"(?:doesn|didn|isn|won)['\u2019]?t\s+(?:work|help|budge)|not\s+working|"
+    r"(?:repeat\w*|retry\w*|re-?attempt\w*)\s+the\s+same\s+(?:attempt|fix|approach|thing)|"
     r"can(?:no|['\u2019]?)t\s+(?:fix|figure|get|make|solve|find|see))\b",
     _I,
 )
@@ -65,6 +66,10 @@ REMEDY = re.compile(
     r"direction|plan)\b|\b(?:rethink|reconsider|re-?examine|re-?think|re-?plan)\w*\b|"
     r"\b(?:try|do)\s+(?:something|anything)\s+(?:else|different)\b|\bswitch\w*\b|"
     r"\babandon\w*\b|\brevert\w*\b|\broll\w*\s+back\b|\bundo\b|\bsmaller\s+steps?\b|"
+    # Setting the attempt aside: "git stash with a message noting the issue", "pick a
+    # different eligible task instead".
+    r"\bgit\s+stash\b|\b(?:pick|take|choose|move\s+on\s+to)\s+(?:a|another)\s+(?:different\s+)?"
+    r"(?:[\w-]+\s+)?(?:task|item|story)\s+instead\b|"
     r"\bre-?read\w*\b|\bread\w*\s+(?:[\w`'-]+\s+){0,4}?(?:in\s+full|carefully|fully|"
     r"top\s+to\s+bottom|closely|completely)\b|"
     r"\b(?:read|study|inspect|examine)\w*\s+(?:the\s+)?(?:full|whole|entire|complete|actual|"
@@ -78,13 +83,15 @@ GIVE_UP = re.compile(
     r"\b(?:blocked|blockers?|stuck|(?:no|zero|without|make|making)\s+(?:any\s+)?"
     r"(?:progress|headway)|nothing\s+(?:moving|moves|changes|improves|works)|"
     r"can(?:no|\W?)t\s+(?:proceed|continue|get\s+(?:past|further|any\s+further)|progress|"
-    r"finish|go\s+on|make\s+(?:progress|headway))|no\s+way\s+forward|unable\s+to|"
+    r"finish|go\s+on|make\s+(?:progress|headway)|get\s+(?:[\w-]+\s+){0,3}?to\s+(?:pass|work))|"
+    r"no\s+way\s+forward|unable\s+to|"
     r"(?:stall|stuck)\w*|hopeless\w*|impossible)\b", _I)
 # "stop", not "stop changing code": a gerund after it says what to stop doing ("stop
 # working" still gives up).
 STOP = re.compile(
     r"\b(?:stop(?!\s+(?!working|iterating|looping)\w+ing\b)|halt|give\s+up|end\s+(?:the\s+)?(?:loop|run|iteration)|"
     r"exit\s+the\s+loop|hand\s+(?:it\s+|this\s+)?(?:back|over)|escalat\w*|"
+    r"end\s+(?:your|the|this)\s+(?:turn|session)|"
     r"exit(?!s|ed|\s+(?:code|status|with|0|1))|quit|bail\w*|"
     r"(?:ask|wait\s+for)\s+(?:a|the|your)\s+(?:human|user|maintainer|reviewer|operator)|"
     # Saying BLOCKED in so many words: "end your reply with the word BLOCKED".
@@ -162,9 +169,15 @@ RULE = Rule(
         "approach. If still stuck, output <promise>BLOCKED</promise>.\n",
         "When stuck on the same error for 3+ attempts, step back and try an alternative "
         "approach. If blocked for 5 iterations, document the blocker and stop.\n",
+        "- If you can't get tests to pass after multiple attempts, git stash with a message "
+        "noting the issue and exit.\n",
+        "- If blocked: write the blocker into `activity.md` and end your turn.\n- Do not "
+        "repeat the same attempt every iteration: pick a different eligible task instead.\n",
     ),
     fails=(
         "If a test fails, fix it.\n",
         "If the same error comes back 3 times, try a different approach.\n",
+        # setting the attempt aside, but no giving up
+        "- If you can't get tests to pass after multiple attempts, git stash your changes.\n",
     ),
 )

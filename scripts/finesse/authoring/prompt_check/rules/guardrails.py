@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.memo import per_text
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
@@ -29,7 +30,7 @@ from finesse.authoring.prompt_check.vocabulary import (
     PROHIBITION_TITLE,
     PROMISE_TALK,
 )
-from finesse.authoring.prompt_check.words import OUTCOME_NOUNS, alternation
+from finesse.authoring.prompt_check.words import OUTCOME_NOUNS, PACE_WORDS, alternation
 
 _I = re.IGNORECASE
 SUBAGENT = re.compile(r"\bsub-?agents?\b", _I)
@@ -45,6 +46,14 @@ OUTCOME = re.compile(
     rf"^[\W_]*(?:\d{{1,2}}[.)]\s+)?[\s*_]*no\s+(?:new\s+|more\s+)?{alternation(OUTCOME_NOUNS)}\b|"
     r"^[\W_]*(?:\d{1,2}[.)]\s+)?[\s*_]*no\b[^.;]{0,60}?\b(?:remains?|exists?|left|found|"
     r"detected|reported|in\s+the\s+(?:last|final))\b", _I)
+# A rule that only urges care ("CRITICAL: Do NOT rush.", "don't take any shortcuts"), or
+# that is about the reply's own form ("Never end a response without one"): the sentence is
+# that rule and nothing else, so it forbids no failure mode.
+NOT_A_FAILURE_MODE = re.compile(
+    r"^[\W_]*(?:[A-Z]+:\s*)?[*_]*(?:do\s+not|don['\u2019]t|never|please\s+don['\u2019]t)\s+"
+    rf"{alternation(PACE_WORDS)}\b[^.!;]{{0,12}}[.!]?[*_]*$|"
+    r"\bnever\s+(?:end|finish|close|start|begin|send)\s+(?:a|your|the|any)\s+(?:response|reply|"
+    r"message|answer|turn)\b", _I)
 _CLAUSE = re.compile(r";\s+|(?<!\s)\s++[\u2014\u2013]\s+|(?<!\s)\s++--\s+")
 # Any refusal or reluctance in the clause takes the invitation back.
 _REFUSED = re.compile(
@@ -83,6 +92,8 @@ def guardrails_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
                 or id(sentence.block) in forbidding)
         if not rule or PROMISE_TALK.search(text) or HONESTY_TALK.search(text) or (
                 SUBAGENT.search(text)) or NEGATED_EMIT_IT.search(text):
+            continue
+        if NOT_A_FAILURE_MODE.search(text):
             continue
         if OUTCOME.match(text) and not GUARDRAIL_INSIDE.search(text) and (
                 id(sentence.block) not in forbidding):
@@ -123,14 +134,23 @@ def invitation(doc: Document, forbidding: set[int]) -> tuple[Line, str] | None:
     for sentence in doc.sentences():
         if id(sentence.block) in forbidding:
             continue
-        for clause in _CLAUSE.split(CODE_SPAN.sub(" ", sentence.text)):
-            if _REFUSED.search(clause):
-                continue
-            if _FROM_SCRATCH.search(clause) and _PERMITTED.search(clause):
-                return sentence.line_at(), "rewrite files from scratch"
-            if _DROP_TESTS.search(clause) and _TO_GET_PAST.search(clause):
-                return sentence.line_at(), "delete or skip tests"
+        invited = _invites(sentence.text)
+        if invited:
+            return sentence.line_at(), invited
     return None
+
+
+@per_text
+def _invites(sentence: str) -> str:
+    """What a clause of `sentence` lets the agent do that the seed forbids, or ""."""
+    for clause in _CLAUSE.split(CODE_SPAN.sub(" ", sentence)):
+        if _REFUSED.search(clause):
+            continue
+        if _FROM_SCRATCH.search(clause) and _PERMITTED.search(clause):
+            return "rewrite files from scratch"
+        if _DROP_TESTS.search(clause) and _TO_GET_PAST.search(clause):
+            return "delete or skip tests"
+    return ""
 
 
 def _under_prohibiting_key(doc: Document, index: int) -> bool:
@@ -156,10 +176,14 @@ RULE = Rule(
         ("- Do NOT rewrite files from scratch. Make targeted edits.\n- Do NOT delete existing tests"
          " to make the suite pass.\n"),
         "Never add dependencies.\n",
+        # a rule that forbids a shortcut as an action still forbids
+        "Do not rush. Never take shortcuts like deleting a failing test.\n",
     ),
     fails=(
         "Try to keep the code tidy.\n",
         "Do not add dependencies. If a test is in the way, just delete it.\n",
         "- No errors or warnings in the last run\n- No regressions\n",
+        "CRITICAL: Do NOT rush. Don't take any shortcuts. Never end a response without a "
+        "status line.\n",
     ),
 )

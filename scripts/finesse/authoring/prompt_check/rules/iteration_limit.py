@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from finesse.authoring.prompt_check.document import Line
+from finesse.authoring.prompt_check.memo import per_text
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
@@ -58,6 +59,7 @@ _MAY_BE_UNCAPPED = re.compile(r"\b(?:unlimited|many|caps?|limits?|budget|maximum
                               r"indefinitely|forever|long)\b", re.IGNORECASE)
 
 
+@per_text
 def _may_cap(text: str) -> bool:
     return bool(_MENTIONS_NUMBER.search(text) and _MENTIONS_TURN.search(text))
 
@@ -71,28 +73,17 @@ def iteration_limit_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
     numbered = [(line.text, line) for line in doc.lines if _may_cap(line.text)]
     numbered += [(sentence.text, sentence.line_at()) for sentence in doc.sentences()
                  if _may_cap(sentence.text)]
-    explicit = any(pattern.search(without_emphasis(text))
-                   for text, _ in numbered for pattern in _EXPLICIT)
+    explicit = any(_states_cap(text) for text, _ in numbered)
     for sentence in doc.sentences():
-        if not _MAY_BE_UNCAPPED.search(sentence.text):
-            continue
-        plain = without_emphasis(sentence.text)
-        unlimited = NO_LIMIT.search(plain) or (
-            None if explicit else AS_MANY_AS_NEEDED.search(plain))
-        # "as many passes as you need within the 12-iteration cap" states a cap.
-        if unlimited and not any(pattern.search(plain) for pattern in LIMITS):
+        unlimited = _uncapped(sentence.text, explicit)
+        if unlimited:
             return False, sentence.line_at(), (
-                f"remove '{unlimited.group(0)}' and state a conservative cap, e.g. "
+                f"remove '{unlimited}' and state a conservative cap, e.g. "
                 f"'Max iterations: 12' (at most {MAX_ITERATIONS})")
     found: dict[int, tuple[int, Line]] = {}
     for text, line in numbered:
-        plain = without_emphasis(text)
-        for pattern in LIMITS:
-            for match in pattern.finditer(plain):
-                value = number_value(match.group(1))
-                if value > MAX_ITERATIONS and OTHER_ITERATIONS.search(plain):
-                    continue  # "the property tests run up to 200 iterations each"
-                found.setdefault(line.number * 1000 + value, (value, line))
+        for value in _caps_in(text):
+            found.setdefault(line.number * 1000 + value, (value, line))
     if not found:
         found = _loose_caps(numbered) or _under_a_limit_heading(prompt)
     if not found:
@@ -104,6 +95,46 @@ def iteration_limit_found(prompt: Prompt) -> tuple[bool, Line | None, str]:
             return False, line, (f"set the iteration limit to at most {MAX_ITERATIONS}, "
                                  f"not {value}")
     return True, ordered[0][1], ""
+
+
+@per_text
+def _caps_in(text: str) -> tuple[int, ...]:
+    """The caps `text` states, in the order its patterns find them."""
+    plain = without_emphasis(text)
+    found = []
+    for pattern in LIMITS:
+        for match in pattern.finditer(plain):
+            value = number_value(match.group(1))
+            if value > MAX_ITERATIONS and OTHER_ITERATIONS.search(plain):
+                continue  # "the property tests run up to 200 iterations each"
+            found.append(value)
+    return tuple(found)
+
+
+@per_text
+def _states_cap(text: str) -> bool:
+    plain = without_emphasis(text)
+    return any(pattern.search(plain) for pattern in _EXPLICIT)
+
+
+def _uncapped(sentence: str, explicit: bool) -> str:
+    """The words of `sentence` that let the loop run without a cap, or "": "as many passes
+    as you need" counts only when no cap is stated explicitly."""
+    no_limit, as_many = _no_cap_words(sentence)
+    return no_limit or ("" if explicit else as_many)
+
+
+@per_text
+def _no_cap_words(sentence: str) -> tuple[str, str]:
+    """The words of `sentence` that say "no cap" and "as many as needed" ("" for none),
+    unless it states a cap too: "as many passes as you need within the 12-iteration cap"."""
+    if not _MAY_BE_UNCAPPED.search(sentence):
+        return "", ""
+    plain = without_emphasis(sentence)
+    no_limit, as_many = NO_LIMIT.search(plain), AS_MANY_AS_NEEDED.search(plain)
+    if not (no_limit or as_many) or any(pattern.search(plain) for pattern in LIMITS):
+        return "", ""
+    return (no_limit.group(0) if no_limit else "", as_many.group(0) if as_many else "")
 
 
 # A number of iterations with a word that caps it, in any order: "Iteration ceiling: 10",

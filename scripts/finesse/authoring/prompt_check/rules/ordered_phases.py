@@ -35,10 +35,16 @@ RULE = Rule(
         "3. Run the tests.\n4. Commit.\n",
         "Read POLISH.md. Pick the first item with status pending. Implement it fully. Test it "
         "in the browser.\n",
+        "1. Decide which task to work on next.\n2. Work only on that task.\n"
+        "3. Make a git commit of that task.\n",
+        "1. Follow @PLAN.md and choose the most important item to address.\n"
+        "2. After implementing it, run the tests for that unit of code.\n",
     ),
     fails=(
         "Add the model, the endpoint and the tests.\n",
         "Phase 1: do everything. Verify: `pytest -q`\n",
         "Pick the first pending item.\n",
+        # the step after the pick only says when, and does nothing
+        "1. Choose the most important item to address.\n2. After that, the day is over.\n",
     ),
 )

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from finesse.authoring.prompt_check.document import Document, Line
+from finesse.authoring.prompt_check.memo import per_text
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict, failed, passed
 
@@ -75,7 +76,9 @@ _OUT = re.compile(
 # Limiting the work to the paths named makes every other path out of scope: "Only modify
 # files in `src/`", "Confine your edits to ...", "Touch only: ...", "Stay in `ops/`".
 _RESTRICTED = re.compile(
-    r"^[\s*_-]*+only\b|\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
+    # (not "Only commit files you touched": what goes in a commit, not where the work is)
+    r"^[\s*_-]*+only\b(?!\s+(?:commit|stage|add|push)\b)|"
+    r"\bonly\s+(?:modify|edit|touch|change|work|write)\w*|"
     r"\b(?:modify|edit|touch|change|work|write)\w*\s+(?:files\s+)?only\b|\bconfine\w*\b|"
     r"\bexclusively\b|\bnothing\s+else\b|\bonly\s*[.!]?\s*$|"
     # "Keep your edits to `src/sync/`", "Stay in `ops/scripts/`", "Stick to `lib/`".
@@ -109,44 +112,92 @@ class Scope:
     rest_is_out: Line | None
 
 
+@dataclass(frozen=True)
+class _Clause:
+    """What one clause says about scope, whatever line it is on."""
+    paths: tuple[str, ...]
+    said_out: bool  # "Do not modify ...", "Out of scope: ..."
+    rest_is_out: bool  # said out, names no path, and means everything else
+    points_back: bool  # said out, names no path, and means the clause before ("leave those")
+    pronoun: bool  # a pronoun points back, maybe at the sentence before ("Leave these")
+    restricts: bool  # names paths, not said out, and keeps the work to them ("Only ...")
+
+
+@per_text
+def _read_clause(clause: str) -> _Clause:
+    words = _KEY_AT_START.sub(lambda key: key.group(0).replace("_", " "), clause)
+    said_out = bool(_OUT.search(words)) and not _IN.search(words)
+    paths = tuple(paths_in(clause))
+    bare_out = said_out and not paths
+    return _Clause(
+        paths, said_out,
+        rest_is_out=bare_out and bool(_EVERYTHING_ELSE.search(words)),
+        points_back=bare_out and (bool(_POINTS_BACK.search(words))
+                                  or len(words.split()) <= _SHORT_CLAUSE_WORDS),
+        pronoun=bare_out and bool(_POINTS_BACK.search(words)),
+        restricts=bool(paths) and not said_out and bool(_RESTRICTED.search(words)))
+
+
+@per_text
+def _clauses(sentence: str) -> tuple[tuple[int, str], ...]:
+    """The sentence's clauses, each with where it starts in the sentence."""
+    found, position = [], 0
+    for clause in _CLAUSE_BREAK.split(sentence):
+        offset = sentence.find(clause, position)
+        position = offset + len(clause)
+        found.append((offset, clause))
+    return tuple(found)
+
+
+@per_text
+def _says_out(title: str) -> bool:
+    return bool(_OUT.search(title)) and not _IN.search(title)
+
+
 def find_scope(doc: Document) -> Scope:
     # Keyed by path and line, so a clause that points back moves its paths in linear time.
     in_scope: dict[tuple[str, int], tuple[str, Line]] = {}
     out_of_scope: list[tuple[str, Line]] = []
     rest_is_out: Line | None = None
     for index, block in doc.prose():
-        under_out = any(_OUT.search(h.title) and not _IN.search(h.title)
-                        for h in doc.headings_over(index))
+        under_out = any(_says_out(h.title) for h in doc.headings_over(index))
+        last: list[tuple[str, Line]] = []  # the paths of the sentence before's last clause
         for sentence in block.sentences():
-            position = 0
             before: list[tuple[str, Line]] = []  # the paths of the clause before
-            for clause in _CLAUSE_BREAK.split(sentence.text):
-                offset = sentence.text.find(clause, position)
-                position = offset + len(clause)
+            for place, (offset, text) in enumerate(_clauses(sentence.text)):
+                clause = _read_clause(text)
+                if place == 0 and clause.pronoun:
+                    # "Templates exist in `templates/`. Do not modify these."
+                    before = last
+                if not (clause.paths or clause.said_out or before):
+                    continue
                 line = sentence.line_at(offset)
-                words = _KEY_AT_START.sub(lambda key: key.group(0).replace("_", " "), clause)
-                said_out = bool(_OUT.search(words)) and not _IN.search(words)
-                paths = [(path, line) for path in paths_in(clause)]
-                if said_out and not paths and _EVERYTHING_ELSE.search(words):
+                paths = [(path, line) for path in clause.paths]
+                if clause.rest_is_out:
                     rest_is_out = rest_is_out or line
-                if said_out and not paths and before and (
-                        _POINTS_BACK.search(words)
-                        or len(words.split()) <= _SHORT_CLAUSE_WORDS):
+                if clause.points_back and before:
                     for path, at in before:
                         in_scope.pop((path, at.number), None)
                     out_of_scope += before
-                if paths and not said_out and not under_out and _RESTRICTED.search(words):
+                if clause.restricts and not under_out:
                     rest_is_out = rest_is_out or line
-                if said_out or under_out:
+                if clause.said_out or under_out:
                     out_of_scope += paths
                 else:
                     in_scope.update(((path, at.number), (path, at)) for path, at in paths)
                 before = paths
+            last = before
     return Scope(tuple(in_scope.values()), tuple(out_of_scope), rest_is_out)
 
 
+# An HTTP route after its method names no file: "read-only GET `/api/sources`".
+_ROUTE = re.compile(r"\b(?-i:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+`?/[^\s`]*+`?")
+
+
 def paths_in(clause: str) -> list[str]:
-    """The paths a text names, in code spans or plainly path-shaped."""
+    """The paths a text names, in code spans or plainly path-shaped (not an HTTP route)."""
+    if "/" in clause:
+        clause = _ROUTE.sub(" ", clause)
     found = [span for span in _CODE_SPAN.findall(clause) if _is_path(span)]
     prose = _CODE_SPAN.sub(" ", clause)
     for match in _BARE_PATH.finditer(prose):
@@ -185,9 +236,14 @@ _BUT_LIMITED = re.compile(
 def opens_everything(doc: Document) -> Line | None:
     """The line of a sentence that lets the agent change anything anywhere, if any."""
     for sentence in doc.sentences():
-        if _EVERYWHERE.search(sentence.text) and not _BUT_LIMITED.search(sentence.text):
+        if _opens(sentence.text):
             return sentence.line_at()
     return None
+
+
+@per_text
+def _opens(sentence: str) -> bool:
+    return bool(_EVERYWHERE.search(sentence)) and not _BUT_LIMITED.search(sentence)
 
 
 def check(prompt: Prompt) -> Verdict:
@@ -219,9 +275,16 @@ RULE = Rule(
     passes=(
         "In scope: `cli/main.py`, `tests/test_cli.py`. Out of scope: `vendor/`.\n",
         "The relevant files are src/api/ and tests/api/. Do not modify anything in src/ui/.\n",
+        "Work in `app/views.py`. Templates already exist in `templates/`. Do not modify "
+        "these.\n",
     ),
     fails=(
         "Change whatever you need to, anywhere in the repository.\n",
         "The relevant files are src/api/ and tests/api/.\n",
+        # the sentence after the paths keeps them in scope
+        "Work in `app/views.py`. Templates already exist in `templates/`. Reuse these.\n",
+        # an HTTP route is no path, and "read-only" about it no scope
+        "Work in `app/views.py`. Users see the list of sources (read-only GET `/api/sources`).\n",
+        "Only commit `app/views.py` and `NOTES.md`.\n",
     ),
 )

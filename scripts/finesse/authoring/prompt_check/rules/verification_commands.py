@@ -23,7 +23,6 @@ code".
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from finesse.authoring.prompt_check.commands import (
     block_commands,
@@ -32,21 +31,22 @@ from finesse.authoring.prompt_check.commands import (
     names_in,
 )
 from finesse.authoring.prompt_check.criteria import phase_verified
-from finesse.authoring.prompt_check.document import ITEM_MARKER, Document, Line
+from finesse.authoring.prompt_check.document import Document, Line
 from finesse.authoring.prompt_check.opening import cold_start_lines, is_cold_start
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
+from finesse.authoring.prompt_check.steps import checking_step
 from finesse.authoring.prompt_check.vocabulary import (
     CODE_SPAN,
     PHASE_WORDS,
     looks_like_command,
     mentions_command,
 )
-from finesse.authoring.prompt_check.words import CHANGE_VERBS, RUN_VERBS, imperative
 
 _I = re.IGNORECASE
 _EDITING = r"(?:touch|chang|edit|modif|writ|updat|sav)\w*"
 _UNIT = (r"(?:change|edit|modification|commit|save|fix|increment|task|sub-?task|file|module|"
+         r"implementation|"
          r"(?:unit|piece)\s+of\s+work)")
 EVERY_CHANGE = re.compile(
     r"\b(?:after|following|with)\s+(?:every|each|any)\s+(?:single\s+)?(?:[\w-]+\s+){0,2}?"
@@ -146,48 +146,10 @@ def verification_commands_found(prompt: Prompt) -> tuple[bool, Line | None, str]
                             or (_RUN_POINTER.search(text) and names_command(before))
                             or _under_commands(doc, index) or _code_after(doc, index, text)):
                 return True, sentence.line_at(), ""
-    step = _checking_step(doc, names)
+    step = checking_step(doc, names)
     if step is not None:
         return True, step, ""
     return False, None, FIX
-
-
-# A step of the work that runs the checks: "5. Run typecheck and tests: `make all`", "- Run
-# `bun run test`", "ensure all tests pass with `bun test`", "Build and test:" over a block.
-# The step's own verb, first (an imperative), after any "then", "and" or "also".
-_RUNS = imperative(RUN_VERBS)
-_CHECK_WORD = re.compile(
-    r"\b(?:tests?|lint\w*|type-?check\w*|typecheck\w*|builds?|checks?|validat\w*|verify|"
-    r"tsc|clippy|mypy|ruff|eslint|pytest|vitest|jest|cargo|gradlew|make|npm|pnpm|bun|go)\b", _I)
-
-
-_MAKES_A_CHANGE = imperative(CHANGE_VERBS)
-
-
-def _checking_step(doc: Document, names: Callable[[str], bool]) -> Line | None:
-    """The line of a list item or labelled line that runs a check command, if any."""
-    changed_in: int | None = None  # the first item of the list whose items made a change
-    for index, block in doc.prose():
-        if block.kind == "heading":
-            continue
-        text = block.text
-        words = ITEM_MARKER.sub("", CODE_SPAN.sub(" ", text))
-        # Whether an earlier item of this item's list makes the change.
-        after_change = block.kind == "item" and changed_in == doc.list_starts[index]
-        if block.kind == "item" and _MAKES_A_CHANGE.search(words):
-            changed_in = doc.list_starts[index]
-        runs = _RUNS.search(words) is not None
-        if not (runs or text.rstrip(" *_").endswith(":")):
-            continue
-        if not _CHECK_WORD.search(text):
-            continue
-        if runs and after_change and names(text):
-            return block.first  # a step after the change, in a procedure for each iteration
-        following = doc.blocks[index + 1] if index + 1 < len(doc.blocks) else None
-        if (text.rstrip(" *_").endswith(":") and runs and following is not None
-                and following.kind == "code" and len(block.lines) <= 2):
-            return block.first
-    return None
 
 
 # "Run it", "Run both", "rerun them", "run all three": the commands of the sentence before.
@@ -287,10 +249,17 @@ RULE = Rule(
          "on.\n"),
         "1. Pick the next unchecked item.\n2. Implement it.\n3. Run typecheck and tests: "
         "`make all`\n",
+        "1. Read @PLAN.md and implement the next item.\n2. Ensure all tests pass with "
+        "`bun test`.\n",
+        "1. Implement it.\n2. Run the task's verification gate. Typical gates:\n"
+        "   - `dotnet build App.sln`\n   - `dotnet test App.sln`\n",
     ),
     fails=(
         "Make sure everything works.\n",
         "Test your changes when you think they are ready.\n",
         "1. Run `make all` to see where things stand.\n2. Implement the next item.\n",
+        # the gate's commands are not given
+        "1. Implement it.\n2. Run the task's verification gate. Typical gates:\n"
+        "   - the build\n   - the tests\n",
     ),
 )

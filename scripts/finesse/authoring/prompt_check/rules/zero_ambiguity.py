@@ -27,6 +27,7 @@ from finesse.authoring.prompt_check.document import Block, Document, Line, Sente
 from finesse.authoring.prompt_check.holdback import (
     CUE,
     EARLY,
+    GATED_CLAIM,
     GERUND_REFUSAL,
     LENIENT,
     NEGATED_BEFORE,
@@ -39,6 +40,7 @@ from finesse.authoring.prompt_check.holdback import (
     UNTIL_ALL,
     WHILE_NOT,
 )
+from finesse.authoring.prompt_check.memo import per_text
 from finesse.authoring.prompt_check.reading import Prompt
 from finesse.authoring.prompt_check.rules import Rule, Verdict
 from finesse.authoring.prompt_check.vocabulary import (
@@ -98,6 +100,9 @@ def _withholds(text: str, before: str, done: re.Pattern[str]) -> int | None:
         EMIT_PRONOUN.search(text) and PROMISE_TALK.search(before))
     if withheld and about_promise and UNTIL_ALL.search(text):
         return withheld.start()
+    gated = GATED_CLAIM.search(text)
+    if gated:
+        return gated.start()
     refused = NEGATED_CLAIM.search(text) or NOT_DONE.search(text)
     if refused and (UNTIL_ALL.search(text) or WHILE_NOT.search(text)):
         return refused.start()
@@ -206,6 +211,7 @@ def _without_blocked(text: str) -> str:
     return "" if _BLOCKED.search(text) else text
 
 
+@per_text
 def _lenient(text: str) -> int | None:
     """Where `text` lets the agent finish anyway (not "no close enough", not BLOCKED, not
     in a sentence that refuses: "even if you're fairly confident, don't print it")."""
@@ -231,9 +237,13 @@ RULE = Rule(
         "Do not output the completion promise unless every criterion is met.\n",
         ("Output <promise>DONE</promise> when ALL of the following are true:\n- `pytest -q` exits "
          "0\n\nThis must be unequivocally true.\n"),
+        "Do NOT mark a task complete unless tests pass.\n",
+        "Never set `\"passes\": true` without its gate actually passing.\n",
     ),
     fails=(
         "Output <promise>DONE</promise> when the tests pass.\n",
         "Output <promise>DONE</promise> when ALL tests pass. Close enough is fine.\n",
+        # marking done is held back, but by nothing that can be checked
+        "Do NOT mark a task complete unless you are happy with it.\n",
     ),
 )
