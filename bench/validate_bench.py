@@ -25,8 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT / "scripts") not in sys.path:
-    sys.path.insert(0, str(ROOT / "scripts"))
+for folder in (ROOT / "scripts", ROOT):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+from tests.helpers.hostile_text import SHAPES as HOSTILE_SHAPES  # noqa: E402
+from tests.helpers.hostile_text import repeated  # noqa: E402
 
 from finesse.authoring.prompt_check.memo import forget  # noqa: E402
 from finesse.authoring.prompt_check.validate import validate_prompt  # noqa: E402
@@ -39,21 +43,9 @@ TEMPLATE = (ROOT / "tests" / "unit" / "authoring" / "prompt_check" / "corpus_bli
             / "golden-template-filled.md")
 
 
-def _repeat(unit: str) -> Callable[[int], str]:
-    return lambda size: unit * max(1, size // len(unit))
-
-
 SHAPES: dict[str, Callable[[int], str]] = {
-    "prompt": lambda size: _repeat(TEMPLATE.read_text(encoding="utf-8") + "\n")(size),
-    "spaces": lambda size: " " * (size - 1) + "x",
-    "open-tags": _repeat("<promise>"),
-    "tags": _repeat("x\n<promise>A</promise>\n"),
-    "code-spans": _repeat("`a` "),
-    "list-items": _repeat("- item\n"),
-    "numbered-steps": _repeat("1. Run `make test` and fix what fails.\n"),
-    "headings": _repeat("## Phase\nDo it.\n"),
-    "stars": lambda size: "*" * size,
-    "sentences": _repeat(". "),
+    "prompt": lambda size: repeated(TEMPLATE.read_text(encoding="utf-8") + "\n")(size),
+    **HOSTILE_SHAPES,
 }
 
 

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from finesse.authoring.prompt_check.document import Document
 from finesse.authoring.prompt_check.validate import validate_prompt
 from finesse.support.markdown import split_lines
+from tests.helpers.hostile_text import SHAPES
 
 PACKAGE = Path(__file__).resolve().parents[4] / "scripts" / "finesse" / "authoring" / "prompt_check"
 EVIDENCE = re.compile(r"line (\d+): (.*)", re.DOTALL)
@@ -77,26 +78,6 @@ def test_the_loops_flags_never_break_the_report(text: str, promise: str, cap: in
 @given(PROMPTS)
 def test_validation_is_deterministic_on_any_text(text: str) -> None:
     assert validate_prompt(text) == validate_prompt(text)
-
-
-def _repeat(unit: str) -> Callable[[int], str]:
-    return lambda size: unit * max(1, size // len(unit))
-
-
-# The hostile shapes of the benchmark (bench/validate_bench.py), by size in characters.
-SHAPES: dict[str, Callable[[int], str]] = {
-    "spaces": lambda size: " " * (size - 1) + "x",
-    "open-tags": _repeat("<promise>"),
-    "tags": _repeat("x\n<promise>A</promise>\n"),
-    "code-spans": _repeat("`a` "),
-    "list-items": _repeat("- item\n"),
-    "numbered-steps": _repeat("1. Run `make test` and fix what fails.\n"),
-    "headings": _repeat("## Phase\nDo it.\n"),
-    "stars": lambda size: "*" * size,
-    "sentences": _repeat(". "),
-    "phases": lambda size: "".join(f"Phase {n}: step {n}. Verify: `make test`\n"
-                                   for n in range(1, max(2, size // 40))),
-}
 
 
 def lines_run(text: str) -> int:
