@@ -5,7 +5,7 @@ kill the invariants hold: one agent at a time (each fake agent says whether anot
 when it started), no user file lost or changed, git usable (no lock left, HEAD on its branch),
 every loop file parses, the work done in the end, and no sub-workflow counted merged that was
 not merged before the run again began. A few kill points always run; every one with
-`-m slow`."""
+`-m slow`, two at a time, each in a copy of the prepared project (tests/helpers/sweeps.py)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 
 from tests.helpers import streams as s
+from tests.helpers.faults import FaultyGit
 from tests.helpers.graphs import PROMISE, write_plan
 from tests.helpers.graphs import workflow as graph_workflow
 from tests.helpers.repo import git, project_status, write
-from tests.helpers.run_faults import FaultyGit
 from tests.helpers.streams import FakeClaude
+from tests.helpers.sweeps import fresh_copy, run_points, worker_slot
 from tests.unit.headless.test_kills import (
     RALPH,
     gone,
@@ -55,7 +56,7 @@ def agent_script() -> list[dict[str, Any]]:
 
 
 def git_env(faulty: FaultyGit, kill_at: int | None) -> dict[str, str]:
-    return faulty.env(ralph_env(), kill_at, "ralph.py")
+    return faulty.env(ralph_env(), kill_at=kill_at or 0, who="ralph.py")
 
 
 def loop_records(root: Path) -> list[dict[str, Any]]:
@@ -89,7 +90,7 @@ def headless_once(root: Path, tmp: Path, mode: str, kill_at: int | None) -> int:
             "DONE", *MODES[mode]]
     first = subprocess.run([*RALPH, *args], cwd=root, env=git_env(faulty, kill_at),
                            capture_output=True, text=True, timeout=120)
-    calls = faulty.calls
+    calls = len(faulty.calls)
     if kill_at is None:
         assert first.returncode == 0, first.stdout + first.stderr
     else:
@@ -132,16 +133,23 @@ def fresh_project(tmp: Path, name: str) -> Path:
     return root
 
 
+def headless_point(base: Path, mode: str, kill_at: int) -> str:
+    """One kill point, in this worker's copy of a fresh project: the call it was killed after."""
+    def build(work: Path) -> None:
+        work.mkdir()
+        fresh_project(work, "project")
+
+    work = fresh_copy(worker_slot(base), build)
+    headless_once(work / "project", work, mode, kill_at)
+    return (work / "git" / "killed").read_text().strip()
+
+
 def sweep_headless(tmp_path: Path, mode: str, every: bool) -> dict[int, str]:
     total = headless_once(fresh_project(tmp_path, "calibrate"), tmp_path / "c", mode, None)
     assert total > 0
-    swept = {}
-    for kill_at in kill_points(total, every):
-        where = tmp_path / f"k{kill_at}"
-        where.mkdir()
-        headless_once(fresh_project(where, "project"), where, mode, kill_at)
-        swept[kill_at] = (where / "git" / "killed").read_text().strip()
-    return swept
+    points = kill_points(total, every)
+    return dict(zip(points, run_points(headless_point, [(tmp_path, mode, kill_at)
+                                                        for kill_at in points]), strict=True))
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
@@ -161,10 +169,23 @@ def test_a_headless_run_killed_after_each_git_call_resumes_whole(
     print(f"headless {mode}: {len(swept)} kill points swept")
 
 
-def graph_once(root: Path, tmp: Path, kill_at: int | None) -> int:
-    """A three-task graph (two waves) killed after git call `kill_at`, then run again."""
-    write_plan(root, "demo", [graph_workflow("alpha"), graph_workflow("beta"),
-                              graph_workflow("gamma", ["alpha", "beta"])])
+# A graph of three tasks in two waves: two worktrees added, run and merged in one wave (a
+# kill between the two merges), then a wave that needs both merged. (Two tasks, one a wave,
+# would sweep in two thirds of the time, but without a wave of two.)
+THREE_TASKS = (("alpha", ()), ("beta", ()), ("gamma", ("alpha", "beta")))
+Tasks = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def graph_project(tmp: Path, name: str, tasks: Tasks) -> Path:
+    root = fresh_project(tmp, name)
+    write_plan(root, "demo", [graph_workflow(task, list(needs)) for task, needs in tasks])
+    return root
+
+
+def graph_once(root: Path, tmp: Path, tasks: Tasks, kill_at: int | None) -> int:
+    """The graph of `tasks` (planned in `root`) killed after git call `kill_at`, then run
+    again; the calls it made (the count of the whole uninterrupted run when `kill_at` is
+    None)."""
     for name, text in USER_FILES.items():
         write(root, name, text)
     claude = FakeClaude(tmp / "bin", [
@@ -175,7 +196,7 @@ def graph_once(root: Path, tmp: Path, kill_at: int | None) -> int:
             "--jobs", "1", "--json"]
     first = subprocess.run([*RALPH, *args], cwd=root, env=git_env(faulty, kill_at),
                            capture_output=True, text=True, timeout=240)
-    calls = faulty.calls
+    calls = len(faulty.calls)
     if kill_at is None:
         assert first.returncode == 0, first.stdout + first.stderr
     else:
@@ -188,7 +209,7 @@ def graph_once(root: Path, tmp: Path, kill_at: int | None) -> int:
         counted = {row["name"] for row in report["workflows"]
                    if row["outcome"] == "merged before"}
         assert counted <= merged, (faulty.killed, counted, merged)
-    assert merged_tasks(root) == ["alpha", "beta", "gamma"], faulty.killed
+    assert merged_tasks(root) == sorted(task for task, _ in tasks), faulty.killed
     for name, text in USER_FILES.items():
         assert (root / name).read_text() == text, (faulty.killed, name)
     check_git(root)
@@ -198,35 +219,44 @@ def graph_once(root: Path, tmp: Path, kill_at: int | None) -> int:
     return calls
 
 
-def sweep_graph(tmp_path: Path, every: bool) -> dict[int, str]:
-    total = graph_once(fresh_project(tmp_path, "calibrate"), tmp_path / "c", None)
-    swept = {}
-    for kill_at in kill_points(total, every):
-        where = tmp_path / f"k{kill_at}"
-        where.mkdir()
-        graph_once(fresh_project(where, "project"), where, kill_at)
-        swept[kill_at] = (where / "git" / "killed").read_text().strip()
-    return swept
+def graph_point(base: Path, tasks: Tasks, kill_at: int) -> str:
+    """One kill point, in this worker's copy of the planned project: the call it was killed
+    after."""
+    def build(work: Path) -> None:
+        work.mkdir()
+        graph_project(work, "project", tasks)
+
+    work = fresh_copy(worker_slot(base), build)
+    graph_once(work / "project", work, tasks, kill_at)
+    return (work / "git" / "killed").read_text().strip()
+
+
+def sweep_graph(tmp_path: Path, tasks: Tasks, every: bool) -> dict[int, str]:
+    total = graph_once(graph_project(tmp_path, "calibrate", tasks), tmp_path / "c", tasks, None)
+    assert total > 0
+    points = kill_points(total, every)
+    return dict(zip(points, run_points(graph_point, [(tmp_path, tasks, kill_at)
+                                                     for kill_at in points]), strict=True))
 
 
 def test_a_graph_run_killed_after_some_git_calls_runs_again_whole(tmp_path: Path) -> None:
-    swept = sweep_graph(tmp_path, every=False)
+    swept = sweep_graph(tmp_path, THREE_TASKS, every=False)
     assert len(swept) == len(SLICE)
 
 
 @pytest.mark.slow
 def test_a_graph_run_killed_after_each_git_call_runs_again_whole(tmp_path: Path) -> None:
-    swept = sweep_graph(tmp_path, every=True)
+    swept = sweep_graph(tmp_path, THREE_TASKS, every=True)
     print(f"graph: {len(swept)} kill points swept")
 
 
 def test_the_faulty_git_kills_only_its_ralph(tmp_path: Path) -> None:
     # The sweeps would pass vacuously if no kill happened, and must never kill anyone else.
     faulty = FaultyGit(tmp_path / "git")
-    env = faulty.env(dict(os.environ), 1, "ralph.py")
+    env = faulty.env(dict(os.environ), kill_at=1, who="ralph.py")
     done = subprocess.run([sys.executable, "-c", "import subprocess; "
                            "subprocess.run(['git', '--version'])"], env=env, timeout=60)
-    assert (done.returncode, faulty.calls, faulty.killed) == (0, 1, [])
+    assert (done.returncode, faulty.calls, faulty.killed) == (0, ["--version"], [])
     faulty.reset()
     script = tmp_path / "ralph.py"
     script.write_text("import subprocess, time; subprocess.run(['git', '--version']); "

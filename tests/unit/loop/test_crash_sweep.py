@@ -12,7 +12,9 @@ invariant must hold:
   committed at most once;
 - no file of ours (a temp file) in the project tree or in a commit.
 
-The whole sweep is `slow` (CI runs it); one crash point per scenario always runs.
+The whole sweep is `slow` (CI runs it), its points two at a time, each in a copy of the
+scenario's prepared project (tests/helpers/sweeps.py); one crash point per scenario always
+runs.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from tests.helpers.gate import GATE
 from tests.helpers.hooks import env_for, prompt_input, stop_input
 from tests.helpers.repo import git, write
 from tests.helpers.states import SESSION
+from tests.helpers.sweeps import POOL, PointPool, fresh_copy, run_points, worker_slot
 
 PLAN = "# Plan\n\n## Goal\nWork.\n\n## Attempts\n\n## Review\n"
 START = f'/ralph-loop Work --gate "{GATE}" --completion-promise DONE --max-iterations 20'
@@ -45,7 +48,7 @@ STAGED_OUTSIDE = ("other/notes.txt", "staged by the user, outside the project\n"
 def _monorepo(top: Path) -> Path:
     """A repository whose project is `app/`, with the user's files in place: tracked,
     ignored, and a change staged outside the project."""
-    top.mkdir()
+    top.mkdir(parents=True)
     git(top, "init", "-q", "-b", "main")
     write(top, "app/.gitignore", "*.log\nbuild/\n")
     write(top, "app/src/app.py", USER_FILES["app/src/app.py"])
@@ -330,26 +333,68 @@ class Sweep:
         check_invariants(self.top, self.scenario, where)
 
 
-def sweep_git(scenario: Scenario, base: Path, only: list[int] | None = None) -> int:
-    sweep = Sweep(scenario, base)
-    points = sweep.crash_points()
+# Each point below runs in a worker of the pool (tests/helpers/sweeps.py), in a copy of the
+# scenario's project as `before` left it, built once per worker.
+
+def _prepared(name: str, base: Path) -> Path:
+    """The top of the scenario's repository, ready for the fatal hook."""
+    scenario = BY_NAME[name]
+
+    def build(top: Path) -> None:
+        _monorepo(top)
+        scenario.before(Project(top / "app"))
+
+    return fresh_copy(worker_slot(base), build)
+
+
+def _fatal_hook(name: str, base: Path, **faults: int | str) -> tuple[Path, HookRun]:
+    scenario = BY_NAME[name]
+    top = _prepared(name, base)
+    root = top / "app"
+    faulty = FaultyGit(top.parent / "fault")
+    return top, faulty.run(scenario.event, scenario.raw(root), root, **faults)
+
+
+def _then(name: str, top: Path, where: str) -> None:
+    """The calls after the crash, then every invariant."""
+    scenario = BY_NAME[name]
+    scenario.after(Project(top / "app"))
+    check_invariants(top, scenario, where)
+
+
+def git_point(name: str, base: Path, call: int) -> str:
+    top, killed = _fatal_hook(name, base, kill_at=call)
+    assert killed.killed, f"{name}: not killed at git call {call}"
+    where = f"{name}, killed after git call {call} ({killed.calls[-1]})"
+    _then(name, top, where)
+    return where
+
+
+def write_point(name: str, base: Path, step: int) -> str:
+    top, run = _fatal_hook(name, base, die_after_write=step)
+    _then(name, top, f"{name}, killed after write step {step}" if run.killed
+          else f"{name}, not killed")
+    return "killed" if run.killed else "not killed"
+
+
+def sweep_git(scenario: Scenario, base: Path) -> int:
+    points = Sweep(scenario, base / "calibrate").crash_points()
     assert points > 0
-    for k in only or range(1, points + 1):
-        killed = sweep.run(kill_at=min(k, points))
-        assert killed.killed, f"{scenario.name}: not killed at git call {k}"
-        sweep.check_after(killed, f"{scenario.name}, killed after git call {k} "
-                                  f"({killed.calls[-1]})")
+    run_points(git_point, [(scenario.name, base, call) for call in range(1, points + 1)])
     return points
 
 
 def sweep_writer(scenario: Scenario, base: Path, limit: int = 60) -> int:
-    sweep = Sweep(scenario, base)
-    for step in range(1, limit):
-        killed = sweep.run(die_after_write=step)
-        if not killed.killed:
-            sweep.check_after(killed, f"{scenario.name}, not killed")
-            return step - 1
-        sweep.check_after(killed, f"{scenario.name}, killed after write step {step}")
+    """Every write step of the fatal hook killed in turn, `POOL` steps a round, until a step
+    past its last write (the run is not killed, and still checked)."""
+    with PointPool() as pool:
+        for first in range(1, limit, POOL):
+            steps = range(first, first + POOL)
+            outcomes = pool.run(write_point, [(scenario.name, base, step) for step in steps])
+            if "not killed" in outcomes:
+                last = outcomes.index("not killed")
+                assert set(outcomes[last:]) == {"not killed"}, outcomes
+                return first + last - 1
     raise AssertionError(f"{scenario.name}: over {limit} write steps")
 
 
