@@ -1,6 +1,6 @@
 """Run the whole test suite from a fresh clone: the command the README names and CI runs.
 
-Checks first for the tools the end-to-end tests need (git, node, npm, tmux) and for the
+Checks first for the tools the end-to-end tests need (git, node, npm, tmux; ps for the process identity tests) and for the
 other Pythons the launcher tests run under (tests/helpers/interpreters.py says where it looks),
 then creates `.venv` with the package and its test tools, installs the pinned Claude Code CLI
 for the end-to-end tests (and Debian's chromium for the HTML report's browser tests, when it
@@ -58,7 +58,7 @@ def _ensure_chromium() -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     # The whole suite: the slow stress runs too, which a plain `pytest` leaves out.
     pytest_args = ["-m", "slow or not slow", *(sys.argv[1:] if argv is None else argv)]
-    missing = [tool for tool in ("git", "node", "npm", "tmux") if shutil.which(tool) is None]
+    missing = [tool for tool in ("git", "node", "npm", "tmux", "ps") if shutil.which(tool) is None]
     if missing:
         print(f"run_tests: the end-to-end tests need {', '.join(missing)} on PATH: install "
               "it, then run this again", file=sys.stderr)

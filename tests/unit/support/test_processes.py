@@ -7,7 +7,6 @@ own, the whole group ended gently then forcibly, and an exit seen without reapin
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -237,7 +236,7 @@ def test_a_child_started_to_die_with_its_parent_does() -> None:
     assert survivors.process_identity(pid) != identity
 
 
-@pytest.mark.skipif(os.name == "nt" or shutil.which("ps") is None, reason="POSIX ps")
+@pytest.mark.skipif(os.name == "nt", reason="POSIX ps")
 def test_the_identity_ps_gives_is_stable_and_ends_with_the_process() -> None:
     # The identity macOS and the BSDs get (Linux reads /proc), here from Linux's own ps.
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
