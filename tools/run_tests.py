@@ -1,11 +1,12 @@
 """Run the whole test suite from a fresh clone: the command the README names and CI runs.
 
-Checks first for the tools the end-to-end tests need (git, node, npm, tmux; ps for the process identity tests) and for the
-other Pythons the launcher tests run under (tests/helpers/interpreters.py says where it looks),
-then creates `.venv` with the package and its test tools, installs the pinned Claude Code CLI
-for the end-to-end tests (and Debian's chromium for the HTML report's browser tests, when it
-is missing and this may install packages), and runs pytest. Standard library only. pytest's
-"no tests ran" (exit 5) is a failure here, never a pass.
+Checks first for the tools the end-to-end tests need (git, node, npm, tmux; and ps, which
+the process identity tests read) and for the other Pythons the launcher tests run under
+(tests/helpers/interpreters.py says where it looks), then creates `.venv` with the package
+and its test tools, installs the pinned Claude Code CLI for the end-to-end tests (and
+Debian's chromium for the HTML report's browser tests, when it is missing and this may
+install packages), and runs pytest. Standard library only. pytest's "no tests ran" (exit 5)
+is a failure here, never a pass.
 """
 
 from __future__ import annotations
