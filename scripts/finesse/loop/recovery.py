@@ -14,7 +14,6 @@ session's lock. Standard library only: the Stop path runs it.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 
@@ -50,15 +49,12 @@ def withdraw(store: LoopStore, session_id: str, started_at: str, why: str) -> st
 
 def _clear_own_lock(store: LoopStore, record: dict[str, object]) -> None:
     from finesse.support.git import Git
-    from finesse.support.git_index import remove_stale_lock
-    from finesse.support.processes import pid_alive
+    from finesse.support.git_index import remove_lock_left_by
 
-    written, pid = record.get("written_ns"), record.get("pid")
     name = Git(store.paths.root).text("rev-parse", "--git-path", "index")
-    if not isinstance(written, int) or not isinstance(pid, int) or not name:
-        return
-    index = Path(name) if Path(name).is_absolute() else store.paths.root / name
-    remove_stale_lock(index, written, owner_alive=pid != os.getpid() and pid_alive(pid))
+    if name:
+        remove_lock_left_by(Path(name) if Path(name).is_absolute() else store.paths.root / name,
+                            record)
 
 
 def recover(store: LoopStore, session_id: str) -> str | None:

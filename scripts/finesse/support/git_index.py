@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from finesse.support.writes import fault_point
@@ -71,6 +72,17 @@ class SavedIndex:
 
 
 STALE_LOCK_SECONDS = 0.5
+
+
+def remove_lock_left_by(index: Path, record: Mapping[str, object]) -> None:
+    """`remove_stale_lock` for the operation an intent record describes (`written_ns`: when
+    it began, `pid`: who ran it); a record without them removes nothing."""
+    written, pid = record.get("written_ns"), record.get("pid")
+    if not isinstance(written, int) or not isinstance(pid, int):
+        return
+    from finesse.support.processes import pid_alive  # only when there is a record
+
+    remove_stale_lock(index, written, owner_alive=pid != os.getpid() and pid_alive(pid))
 
 
 def remove_stale_lock(index: Path, since_ns: int, owner_alive: bool) -> bool:

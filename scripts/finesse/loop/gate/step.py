@@ -17,7 +17,6 @@ iteration is counted, noted and committed once, and never with work the gate has
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -121,14 +120,9 @@ def _revert(state: LoopState, root: Path, results: list[CommandResult], base: st
 def _clear_own_lock(root: Path, record: dict[str, Any]) -> None:
     """An index.lock the killed step left (its index restore, or a git it ran, killed
     half-way) would stop every git command: removed when it can only be that one's."""
-    from finesse.support.git_index import remove_stale_lock
-    from finesse.support.processes import pid_alive
+    from finesse.support.git_index import remove_lock_left_by
 
-    written, pid = record.get("written_ns"), record.get("pid")
-    if not isinstance(written, int) or not isinstance(pid, int):
-        return
-    index = commits.index_path(commits.git_in(root))
-    remove_stale_lock(index, written, owner_alive=pid != os.getpid() and pid_alive(pid))
+    remove_lock_left_by(commits.index_path(commits.git_in(root)), record)
 
 
 def _finish(record: dict[str, Any], state: LoopState, root: Path,
