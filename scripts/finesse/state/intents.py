@@ -17,9 +17,11 @@ import contextlib
 import json
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from finesse.state.paths import StatePaths
+from finesse.support import json_text
 from finesse.support.files import FileProblem, read_bytes
 from finesse.support.writes import remove_stale_temps, write_atomic
 
@@ -68,8 +70,8 @@ class Intents:
                 self._move_aside(path)
             return None
         try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
+            record = json_text.loads(raw)
+        except ValueError:  # json_text: nesting past the parser is a ValueError too
             record = None
         if not isinstance(record, dict) or not isinstance(record.get("op"), str):
             if repair:
@@ -81,7 +83,6 @@ class Intents:
         with contextlib.suppress(OSError):
             self.paths.intent_file(session_id).unlink()
 
-    def _move_aside(self, path: os.PathLike[str]) -> None:
+    def _move_aside(self, path: Path) -> None:
         with contextlib.suppress(OSError):
-            self.paths.corrupt.mkdir(parents=True, exist_ok=True)
-            os.replace(path, self.paths.corrupt / f"intent-{os.path.basename(path)}")
+            self.paths.move_aside(path, prefix="intent-")

@@ -48,6 +48,21 @@ class StatePaths:
         self.log = self.base / "finesse.log"
         self.kill_switch = self.base / KILL_SWITCH_NAME
 
+    def move_aside(self, path: Path, prefix: str = "") -> Path:
+        """Move an unreadable file of ours to `corrupt/`, named by the time, so nothing moved
+        there before is overwritten; where it went (`path` itself when it cannot be moved:
+        a read-only folder)."""
+        from datetime import UTC, datetime
+
+        self.corrupt.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        target = self.corrupt / f"{prefix}{path.stem}.{stamp}{path.suffix}"
+        try:
+            os.replace(path, target)
+        except OSError:
+            return path
+        return target
+
     def loop_file(self, session_id: str) -> Path:
         if not is_valid_session_id(session_id):
             raise ValueError(f"not a session id: {session_id!r}")

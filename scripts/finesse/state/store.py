@@ -153,22 +153,12 @@ class LoopStore:
 
     def _corrupt(self, path: Path, problem: str) -> CorruptStateError:
         """Move an unreadable state file aside; the error says where, in one line."""
-        moved_to = self._move_aside(path)
+        moved_to = self.paths.move_aside(path)
         return CorruptStateError(
             f"the loop state {shown_name(path.name)} was unreadable ({problem}); it was moved "
             f"to {shown_name(str(moved_to))} and the loop has stopped",
             moved_to,
         )
-
-    def _move_aside(self, path: Path) -> Path:
-        self.paths.corrupt.mkdir(parents=True, exist_ok=True)
-        stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
-        target = self.paths.corrupt / f"{path.stem}.{stamp}{path.suffix}"
-        try:
-            os.replace(path, target)
-        except OSError:
-            return path  # cannot be moved (a read-only folder): left where it is
-        return target
 
     def save(self, state: LoopState) -> None:
         write_atomic(self.paths.loop_file(state.session_id), state.to_json())
