@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from finesse.state.paths import StatePaths
 from finesse.support.writes import write_atomic
 from tests.helpers.cli import run
 from tests.helpers.faults import FaultyGit, run_python
@@ -20,7 +21,7 @@ from tests.helpers.gate import GATE
 from tests.helpers.hooks import prompt_input, stop_input
 from tests.helpers.launch import LaunchedSession
 from tests.helpers.repo import commits, files_in, git, write
-from tests.helpers.states import SESSION, store_for
+from tests.helpers.states import OTHER_SESSION, SESSION, store_for
 
 START = f'/ralph-loop Work --gate "{GATE}"'
 NOTEBOOK = ("# Plan\n\n## Goal\nWork.\n\n## Attempts\n\n## Review\n")
@@ -360,3 +361,20 @@ def test_a_recovery_killed_half_way_is_finished_by_the_next_stop(
     assert not (root / "red_new.txt").exists()
     assert "good.txt" in files_in(root)
     assert store_for(root).load(SESSION) is not None
+
+
+def test_another_sessions_calls_leave_an_interrupted_step_to_its_own_loop(
+        git_repo: Path, tmp_path: Path) -> None:
+    root = git_repo
+    claude = _green_commit_killed(root, tmp_path)
+    intent = StatePaths(root).intent_file(SESSION)
+    assert intent.exists()
+    other = LaunchedSession(root, OTHER_SESSION)
+    other.submit('/ralph-loop "Other work" --max-iterations 3')  # started or refused beside
+    other.submit("/ralph-status")
+    other.stop("Other work, done for now.")
+    assert intent.exists()  # not theirs to finish or roll back
+    claude.stop("Approach: after the crash")
+    assert not intent.exists()
+    assert (root / "green.txt").read_text() == "green work\n"
+    assert _iteration_commits(root, 1) == 1, commits(root)
