@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -24,7 +25,8 @@ BENCH = BENCH_DIR / "stop_hook_bench.py"
 if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
-from stop_hook.roots import load_root  # noqa: E402 - bench/ is not a package on the path
+from stop_hook.cli import hooks_python  # noqa: E402 - bench/ is not a package on the path
+from stop_hook.roots import load_root  # noqa: E402
 from stop_hook.scenarios import Expect, build_scenarios, expect  # noqa: E402
 from stop_hook.transcripts import ordinary, worst_case  # noqa: E402
 
@@ -62,13 +64,19 @@ def test_bench_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["unsupported"] == []
     scenarios = {s["key"]: s for s in data["scenarios"]}
     sized = {f"{family}_{mb}mb" for family in SIZED for mb in ("0.02", "0.05")}
-    assert set(scenarios) == {"bare", "bare_no_site", "no_loop", "other_loop",
-                              "active_message"} | sized
+    # The hooks run `python3` on PATH; when this interpreter is another program (a CI
+    # runner's venv copy, a pyenv build), its own bare start-up is measured beside it.
+    hooks = hooks_python()
+    assert hooks is not None
+    floors = {"bare", "bare_no_site"}
+    if os.path.realpath(sys.executable) != os.path.realpath(hooks):
+        floors.add("bare_other")
+    assert set(scenarios) == floors | {"no_loop", "other_loop", "active_message"} | sized
     for figure in scenarios.values():
         assert {"median_ms", "ratio", "peak_rss_mib", "runs", "all_valid"} <= figure.keys()
         assert figure["runs"] == 2 and figure["all_valid"], figure
         assert figure["median_ms"] > 0 and figure["peak_rss_mib"] > 0
-    assert scenarios["bare"]["ratio"] == 1.0
+    assert min(scenarios[key]["ratio"] for key in floors - {"bare_no_site"}) == 1.0
     for key in ("no_loop", "other_loop"):
         assert scenarios[key]["decisions"] == ["none"], scenarios[key]
     for key in sized | {"active_message"}:
@@ -85,10 +93,9 @@ def test_bench_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     compare = data["compare"]  # the same checkout again: every scenario runs there too
     assert compare["root"] == str(repo) and compare["layout"] == "hooks/launch.py stop"
     assert compare["unsupported"] == []
-    assert {s["key"] for s in compare["scenarios"]} == set(scenarios) - {"bare",
-                                                                          "bare_no_site"}
+    assert {s["key"] for s in compare["scenarios"]} == set(scenarios) - floors
     assert all(s["all_valid"] and s["runs"] == 2 for s in compare["scenarios"])
-    assert {r["key"] for r in compare["ratios"]} == set(scenarios) - {"bare", "bare_no_site"}
+    assert {r["key"] for r in compare["ratios"]} == set(scenarios) - floors
     assert all(r["compare_ratio"] > 0 and r["speedup"] > 0 for r in compare["ratios"])
 
     bench.print_table(data)  # the human-readable form of the same figures
