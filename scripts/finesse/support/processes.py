@@ -103,6 +103,13 @@ class PosixGroups:
     def cancel_signals(self) -> dict[int, str]:
         return {signal.SIGINT: "SIGINT (Ctrl-C)", signal.SIGTERM: "SIGTERM"}
 
+    def signal_leader(self, leader: int, forcibly: bool) -> None:
+        """SIGTERM (or SIGKILL) to the group `leader` leads, or to it alone if it leads none."""
+        signum = signal.SIGKILL if forcibly else signal.SIGTERM
+        if not self._signal(leader, signum):
+            with contextlib.suppress(OSError):
+                os.kill(leader, signum)
+
     def shell(self, command: str, env: Mapping[str, str]) -> Args:
         return ["/bin/sh", "-c", command]
 
@@ -143,6 +150,19 @@ class WindowsGroups:
     def cancel_signals(self) -> dict[int, str]:
         return {signal.SIGINT: "SIGINT (Ctrl-C)", SIGBREAK: "SIGBREAK (Ctrl-Break)",
                 signal.SIGTERM: "SIGTERM"}
+
+    def signal_leader(self, leader: int, forcibly: bool) -> None:
+        """Gently, CTRL_BREAK_EVENT to the group `leader` leads (it reaches the group only
+        from the same console; elsewhere it fails, and the forcible end follows the grace);
+        forcibly, `taskkill /F /T` (it and its descendants)."""
+        if not forcibly:
+            with contextlib.suppress(OSError):
+                self.send(leader, CTRL_BREAK_EVENT)
+            return
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            self.run(["taskkill", "/F", "/T", "/PID", str(leader)],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, timeout=TASKKILL_TIMEOUT_SECONDS)
 
     def shell(self, command: str, env: Mapping[str, str]) -> Args:
         """Git for Windows' bash when there is one (the shell Claude Code's Bash tool uses
@@ -274,12 +294,8 @@ def kill_self() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def signal_group(leader: int, forcibly: bool) -> None:
-    """SIGTERM (or SIGKILL) to the group `leader` leads, or to it alone if it leads none:
-    for a child of an earlier process, recorded and identified (`finesse.support.survivors`)."""
-    signum = signal.SIGKILL if forcibly else signal.SIGTERM
-    try:
-        os.killpg(leader, signum)
-    except (ProcessLookupError, PermissionError):
-        with contextlib.suppress(OSError):
-            os.kill(leader, signum)
+def signal_leader(leader: int, forcibly: bool) -> None:
+    """End, gently or forcibly, the group the process `leader` leads (or it alone if it leads
+    none): for a child of an earlier process, recorded and identified
+    (`finesse.support.survivors`), so no Popen object of it exists here."""
+    platform_groups().signal_leader(leader, forcibly)

@@ -6,8 +6,11 @@ predecessor, killed outright, left running (`finesse.headless.agents`).
 Linux: the identity is the boot's id and the process's start time from /proc, and its
 environment (/proc/PID/environ, readable for the same user) must hold the marker the caller
 names. Other POSIX systems: the start time as `ps -o lstart=` gives it (to the second).
-Windows: no identity, so nothing is ever ended ("unknown"); on Linux the parent-death signal
-(`finesse.support.processes.start`) is what takes the child along in the first place.
+Windows: the creation time GetProcessTimes gives (100 ns ticks since 1601), read through a
+handle opened on the pid, which also says whether the process still runs; the environment of
+another process cannot be read there, so the creation time alone is the proof. On Linux the
+parent-death signal (`finesse.support.processes.start`) is what takes the child along in the
+first place.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from typing import Any
 
 from finesse.support import processes
 
@@ -49,13 +53,64 @@ def _ps_identity(pid: int) -> str | None:
     return "ps:" + " ".join(words[:-1])
 
 
+# The Windows API's values (winnt.h, winbase.h).
+PROCESS_QUERY_LIMITED_INFORMATION = 0x1000
+SYNCHRONIZE = 0x00100000
+WAIT_TIMEOUT = 0x102
+
+
+def _kernel32() -> Any:
+    """kernel32 with the types of the four calls made, or None where ctypes cannot load it."""
+    try:
+        import ctypes
+        from ctypes import wintypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    except (ImportError, AttributeError, OSError):
+        return None
+    kernel32.OpenProcess.restype = wintypes.HANDLE
+    kernel32.OpenProcess.argtypes = (wintypes.DWORD, wintypes.BOOL, wintypes.DWORD)
+    kernel32.WaitForSingleObject.restype = wintypes.DWORD
+    kernel32.WaitForSingleObject.argtypes = (wintypes.HANDLE, wintypes.DWORD)
+    kernel32.GetProcessTimes.restype = wintypes.BOOL
+    kernel32.GetProcessTimes.argtypes = (wintypes.HANDLE,) + (ctypes.c_void_p,) * 4
+    kernel32.CloseHandle.argtypes = (wintypes.HANDLE,)
+    return kernel32
+
+
+def _windows_identity(pid: int, kernel32: Any = None) -> str | None:
+    """The creation time of the running process `pid` (Windows), None when no process of
+    ours has that pid or it has exited (its handle signalled). `kernel32` is a stand-in in
+    tests; its calls fill the byref'd values as the real ones do."""
+    import ctypes
+
+    kernel32 = kernel32 if kernel32 is not None else _kernel32()
+    if kernel32 is None:
+        return None
+    handle = kernel32.OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, False, pid)
+    if not handle:  # no such process, or not one this user may ask about: not our agent
+        return None
+    try:
+        if kernel32.WaitForSingleObject(handle, 0) != WAIT_TIMEOUT:
+            return None  # signalled: it has exited (the pid lives on while a handle is open)
+        created, exited, in_kernel, in_user = (ctypes.c_ulonglong() for _ in range(4))
+        if not kernel32.GetProcessTimes(handle, ctypes.byref(created), ctypes.byref(exited),
+                                        ctypes.byref(in_kernel), ctypes.byref(in_user)):
+            return None
+        return f"windows:{created.value}"
+    finally:
+        kernel32.CloseHandle(handle)
+
+
 def process_identity(pid: int) -> str | None:
     """What tells the running process `pid` from any later process given the same pid: on
     Linux the boot's id and the process's start time (/proc), elsewhere on POSIX its start
-    time as `ps` gives it. None when no such process runs, or the platform cannot say
-    (Windows)."""
-    if os.name == "nt" or pid <= 0:
+    time as `ps` gives it, on Windows its creation time. None when no such process runs, or
+    the platform cannot say."""
+    if pid <= 0:
         return None
+    if os.name == "nt":
+        return _windows_identity(pid)
     if os.path.isdir("/proc/self"):
         return _proc_identity(pid)
     return _ps_identity(pid)
@@ -77,7 +132,7 @@ def end_recorded(pid: int, identity: str, grace: float, marker: str = "") -> str
     holds `marker`: gently, then forcibly after `grace` seconds. Returns "ended", "gone"
     (it had ended), "other" (the pid is another process's now: left alone), "unknown"
     (the platform cannot say: left alone) or "stuck" (it outlived SIGKILL)."""
-    if os.name == "nt":
+    if os.name == "nt" and _kernel32() is None:
         return "unknown"
     now = process_identity(pid)
     if now is None:
@@ -87,7 +142,7 @@ def end_recorded(pid: int, identity: str, grace: float, marker: str = "") -> str
     for forcibly, seconds in ((False, grace), (True, KILLED_WAIT_SECONDS)):
         if process_identity(pid) != identity:
             break
-        processes.signal_group(pid, forcibly)  # it leads its group (processes.start)
+        processes.signal_leader(pid, forcibly)  # it leads its group (processes.start)
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and process_identity(pid) == identity:
             time.sleep(POLL_SECONDS)

@@ -248,3 +248,97 @@ def test_the_identity_ps_gives_is_stable_and_ends_with_the_process() -> None:
         child.kill()
         child.wait()
     assert survivors._ps_identity(child.pid) is None
+
+
+class StandInKernel32:
+    """The four kernel32 calls `survivors._windows_identity` makes, over a table of pid ->
+    (creation time, running); the byref'd values are filled as the real calls fill them."""
+
+    def __init__(self, processes: dict[int, tuple[int, bool]], times_fail: bool = False) -> None:
+        self.processes = processes
+        self.times_fail = times_fail
+        self.open: list[int] = []
+        self.calls: list[tuple[Any, ...]] = []
+
+    def OpenProcess(self, access: int, inherit: bool, pid: int) -> int:
+        self.calls.append(("OpenProcess", access, inherit, pid))
+        if pid not in self.processes:
+            return 0
+        self.open.append(pid)
+        return 1000 + pid
+
+    def WaitForSingleObject(self, handle: int, milliseconds: int) -> int:
+        self.calls.append(("WaitForSingleObject", handle, milliseconds))
+        return survivors.WAIT_TIMEOUT if self.processes[handle - 1000][1] else 0
+
+    def GetProcessTimes(self, handle: int, *refs: Any) -> int:
+        self.calls.append(("GetProcessTimes", handle))
+        if self.times_fail:
+            return 0
+        refs[0]._obj.value = self.processes[handle - 1000][0]
+        return 1
+
+    def CloseHandle(self, handle: int) -> int:
+        self.open.remove(handle - 1000)
+        return 1
+
+
+def test_windows_identity_is_the_creation_time_of_a_running_process() -> None:
+    kernel = StandInKernel32({42: (133_000_000_000_000_000, True), 43: (7, False)})
+    assert survivors._windows_identity(42, kernel) == "windows:133000000000000000"
+    assert kernel.calls[0] == ("OpenProcess", survivors.PROCESS_QUERY_LIMITED_INFORMATION
+                               | survivors.SYNCHRONIZE, False, 42)
+    assert ("WaitForSingleObject", 1042, 0) in kernel.calls  # asked without waiting
+    # Exited (its handle signalled, the pid still held by some handle), or no such process.
+    assert survivors._windows_identity(43, kernel) is None
+    assert survivors._windows_identity(44, kernel) is None
+    assert kernel.open == []  # every handle opened was closed
+    # The same pid given to a later process has another creation time: another identity.
+    later = StandInKernel32({42: (133_000_000_000_000_999, True)})
+    assert survivors._windows_identity(42, later) != survivors._windows_identity(42, kernel)
+
+
+def test_windows_identity_is_none_when_the_times_cannot_be_read() -> None:
+    kernel = StandInKernel32({42: (5, True)}, times_fail=True)
+    assert survivors._windows_identity(42, kernel) is None
+    assert kernel.open == []
+
+
+def test_windows_ends_a_recorded_leader_with_ctrl_break_then_taskkill() -> None:
+    calls: list[tuple[Any, ...]] = []
+    door = windows(calls)
+    door.signal_leader(4242, forcibly=False)
+    door.signal_leader(4242, forcibly=True)
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
+             "stderr": subprocess.DEVNULL, "timeout": processes.TASKKILL_TIMEOUT_SECONDS}
+    assert calls == [("os.kill", 4242, CTRL_BREAK_EVENT),
+                     ("run", ["taskkill", "/F", "/T", "/PID", "4242"], quiet)]
+    failing: list[tuple[Any, ...]] = []
+    door = windows(failing, fail=True)  # neither raises
+    door.signal_leader(4242, forcibly=False)
+    door.signal_leader(4242, forcibly=True)
+    assert [call[0] for call in failing] == ["os.kill", "run"]
+
+
+def test_windows_ends_a_recorded_agent_only_while_it_is_that_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # end_recorded's choices with Windows' identity and door: the creation time decides.
+    kernel = StandInKernel32({42: (900, True)})
+    calls: list[tuple[Any, ...]] = []
+
+    def send(pid: int, signum: int) -> None:
+        calls.append(("os.kill", pid, signum))  # ignores Ctrl-Break
+
+    def run(args: list[str], **options: Any) -> None:
+        calls.append(("run", args))
+        kernel.processes[42] = (900, False)  # taskkill ends it
+
+    monkeypatch.setattr(survivors, "process_identity",
+                        lambda pid: survivors._windows_identity(pid, kernel))
+    monkeypatch.setattr(processes, "_chosen", WindowsGroups(send=send, run=run))
+    assert survivors.end_recorded(42, "windows:901", 0.1) == "other"
+    assert calls == []
+    assert survivors.end_recorded(42, "windows:900", 0.1) == "ended"
+    assert calls == [("os.kill", 42, CTRL_BREAK_EVENT),
+                     ("run", ["taskkill", "/F", "/T", "/PID", "42"])]
+    assert survivors.end_recorded(42, "windows:900", 0.1) == "gone"
