@@ -26,8 +26,18 @@ INTERRUPTED_BY = "an interrupted start"
 
 
 def begin_start(store: LoopStore, session_id: str, now: datetime) -> None:
-    """Write down that a loop of this session is being started at `now`."""
-    Intents(store.paths).write(session_id, {"op": START_OP, "started_at": now.isoformat()})
+    """Write down that a loop of this session is being started at `now`; first remove the
+    temps a killed save left among our state files (any session's: only a writer that is
+    gone leaves one, so a live writer's temp stays). Starts do it, not stops: a stop's path
+    stays free of folder scans."""
+    from finesse.support.writes import remove_stale_temps
+
+    paths = store.paths
+    for folder in (paths.loops, paths.history, paths.reports, paths.requests, paths.temp):
+        removed = remove_stale_temps(folder)
+        if removed:
+            store.log(f"removed {len(removed)} temp file(s) a killed write left in {folder}")
+    Intents(paths).write(session_id, {"op": START_OP, "started_at": now.isoformat()})
 
 
 def withdraw(store: LoopStore, session_id: str, started_at: str, why: str) -> str | None:

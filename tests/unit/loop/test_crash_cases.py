@@ -378,3 +378,39 @@ def test_another_sessions_calls_leave_an_interrupted_step_to_its_own_loop(
     assert not intent.exists()
     assert (root / "green.txt").read_text() == "green work\n"
     assert _iteration_commits(root, 1) == 1, commits(root)
+
+
+# Temps of our own state files ---------------------------------------------------------------
+
+_KILL_AT_STATE_RENAME = """
+import os, signal, sys
+real = os.replace
+def replace(source, target):
+    if os.path.basename(os.path.dirname(str(target))) == "loops":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(source, target)
+os.replace = replace
+from finesse.hooks.stop import main
+main(stdin=open(sys.argv[1], "rb"))
+"""
+
+
+def test_a_state_save_killed_before_its_rename_leaves_a_temp_the_next_start_removes(
+        git_repo: Path, tmp_path: Path) -> None:
+    root = git_repo
+    claude = LaunchedSession(root, SESSION)
+    claude.submit('/ralph-loop "Work" --max-iterations 5')
+    raw = tmp_path / "stop.json"
+    raw.write_bytes(_stop_raw(root, "Some work."))
+    code = run_python(_KILL_AT_STATE_RENAME.replace("sys.argv[1]", repr(str(raw))), root)
+    assert code == -9
+    loops = StatePaths(root).loops
+    assert [p.name for p in loops.iterdir() if p.name.endswith(".tmp")]  # the killed save's
+    LaunchedSession(root, OTHER_SESSION).submit('/ralph-loop "Other work" --max-iterations 3')
+    assert [p.name for p in loops.iterdir() if p.name.endswith(".tmp")] == []
+    state = store_for(root).load(SESSION)  # the killed stop's loop: as it was before it
+    assert state is not None and state.iteration == 1
+    live = loops / f".{SESSION}.json.{os.getpid()}.1.tmp"  # a live writer's temp stays
+    live.write_text("{}")
+    LaunchedSession(root, "third-session").submit('/ralph-loop "Third" --max-iterations 3')
+    assert live.exists()
