@@ -101,16 +101,20 @@ def test_point2_a_commit_killed_before_the_state_save_is_never_reverted_nor_repe
 
 # 6. Temp files in the user's tree ------------------------------------------------------------
 
-_KILL_AT_RENAME = """
+def _stop_killed_at_rename(raw: Path, when: str) -> str:
+    """A Stop hook run on `raw` that SIGKILLs itself at the rename whose target makes the
+    Python expression `when` (of `target`, a str) true."""
+    return f"""
 import os, signal, sys
 real = os.replace
 def replace(source, target):
-    if str(target).endswith("todo.md"):
+    target = str(target)
+    if {when}:
         os.kill(os.getpid(), signal.SIGKILL)
     return real(source, target)
 os.replace = replace
 from finesse.hooks.stop import main
-main(stdin=open(sys.argv[1], "rb"))
+main(stdin=open({str(raw)!r}, "rb"))
 """
 
 
@@ -121,7 +125,7 @@ def test_point6_a_notebook_write_killed_before_its_rename_leaves_no_temp_to_comm
     write(root, "green.txt", "green work\n")
     raw = tmp_path / "stop.json"
     raw.write_bytes(_stop_raw(root, "Approach: green"))
-    code = run_python(_KILL_AT_RENAME.replace("sys.argv[1]", repr(str(raw))), root)
+    code = run_python(_stop_killed_at_rename(raw, 'target.endswith("todo.md")'), root)
     assert code == -9
     write(root, "more.txt", "more\n")
     claude.stop("Approach: more")
@@ -382,17 +386,6 @@ def test_another_sessions_calls_leave_an_interrupted_step_to_its_own_loop(
 
 # Temps of our own state files ---------------------------------------------------------------
 
-_KILL_AT_STATE_RENAME = """
-import os, signal, sys
-real = os.replace
-def replace(source, target):
-    if os.path.basename(os.path.dirname(str(target))) == "loops":
-        os.kill(os.getpid(), signal.SIGKILL)
-    return real(source, target)
-os.replace = replace
-from finesse.hooks.stop import main
-main(stdin=open(sys.argv[1], "rb"))
-"""
 
 
 def test_a_state_save_killed_before_its_rename_leaves_a_temp_the_next_start_removes(
@@ -402,7 +395,8 @@ def test_a_state_save_killed_before_its_rename_leaves_a_temp_the_next_start_remo
     claude.submit('/ralph-loop "Work" --max-iterations 5')
     raw = tmp_path / "stop.json"
     raw.write_bytes(_stop_raw(root, "Some work."))
-    code = run_python(_KILL_AT_STATE_RENAME.replace("sys.argv[1]", repr(str(raw))), root)
+    in_loops = 'os.path.basename(os.path.dirname(target)) == "loops"'
+    code = run_python(_stop_killed_at_rename(raw, in_loops), root)
     assert code == -9
     loops = StatePaths(root).loops
     assert [p.name for p in loops.iterdir() if p.name.endswith(".tmp")]  # the killed save's
