@@ -53,6 +53,20 @@ def _ended(project: Path) -> list[dict[str, Any]]:
     return [json.loads(path.read_text()) for path in sorted(history.glob("*.json"))]
 
 
+def _one_ended(project: Path, run: ClaudeRun) -> dict[str, Any]:
+    """The one loop the history holds; when it holds another number, what the CLI printed,
+    finesse's log and the state folder, so a failure says why."""
+    ended = _ended(project)
+    if len(ended) != 1:
+        state = project / ".claude" / "ralph"
+        log = state / "finesse.log"
+        files = sorted(str(p.relative_to(state)) for p in state.rglob("*"))
+        raise AssertionError(
+            f"{len(ended)} loops in the history, 1 expected\n{run.describe()}\n"
+            f"finesse.log:\n{log.read_text() if log.exists() else '(none)'}\nfiles: {files}")
+    return ended[0]
+
+
 def _ok(run: ClaudeRun) -> None:
     assert run.returncode == 0, run.describe()
     assert run.result is not None and run.result.get("is_error") is False, run.describe()
@@ -147,14 +161,14 @@ def test_loop_at_its_cap_resumes_with_its_history(run_claude: ClaudeRunner, proj
         first = run_claude('/ralph-loop "Append steps" --max-iterations 2', cwd=project,
                            model=model)
         assert model.call_count == 4, first.describe()
-        [ended] = _ended(project)
+        ended = _one_ended(project, first)
         assert (ended["outcome"], ended["iteration"]) == ("limit", 2)
         resumed = run_claude("/ralph-resume --max-iterations 3", cwd=project, model=model,
                              resume=first.session_id)
     _ok(resumed)
     assert model.call_count == 6, resumed.describe()
     assert "Ralph iteration 3/3" in model.all_text(4)
-    [loop] = _ended(project)
+    loop = _one_ended(project, resumed)
     assert (loop["outcome"], loop["iteration"], loop["max_iterations"]) == ("limit", 3, 3)
     assert [record["number"] for record in loop["iterations"]] == [1, 2, 3]
     assert [resume["after"] for resume in loop["resumes"]] == ["limit"]
