@@ -124,10 +124,21 @@ def _take_flags(
         elif index < len(words):
             value = words[index]
             index += 1
+            _refuse_a_flag_as_value(flag, value, (*allowed, *switches), usage)
         else:
             raise UsageError(f"{flag} needs a value: type {usage}")
         values.setdefault(flag, []).append(value)
     return prompt_words, values
+
+
+def _refuse_a_flag_as_value(flag: str, value: str, known: tuple[str, ...], usage: str) -> None:
+    """`--gate --verify CMD` means a forgotten value, not a gate command `--verify`: taken
+    as one, it would fail every step and revert the work, and CMD would join the prompt.
+    `--gate=--verify` still gives that text."""
+    taken = value.partition("=")[0]
+    if taken in known and _OPTION.fullmatch(value):
+        raise UsageError(f"{flag} needs a value, not the option {taken}: give {flag} VALUE "
+                         f"(or {flag}={taken} for that text); type {usage}")
 
 
 class LoopArgs(Record, frozen=False):

@@ -319,6 +319,26 @@ def test_protocol_flags_need_a_value(flag: str) -> None:
     assert refusal(f"go {flag}") == f"{flag} needs a value: type {LOOP_USAGE}"
 
 
+@pytest.mark.parametrize(("args", "flag", "taken"), [
+    ('Work --gate --verify "grep bye a.txt"', "--gate", "--verify"),
+    ('Work --verify --allow-dirty --gate "pytest -q"', "--verify", "--allow-dirty"),
+    ("Work --notify-cmd --max-iterations 3", "--notify-cmd", "--max-iterations"),
+    ("Work --completion-promise --judge", "--completion-promise", "--judge"),
+    ("Work --plan --max-iterations=3", "--plan", "--max-iterations"),
+])
+def test_a_flag_missing_its_value_never_takes_the_next_flag(args: str, flag: str,
+                                                             taken: str) -> None:
+    """`--gate --verify CMD` (the gate's command forgotten) is refused: taking `--verify` as
+    the gate's command would fail every step and revert the agent's work, and the verify
+    command would join the prompt."""
+    assert refusal(args) == (f"{flag} needs a value, not the option {taken}: give {flag} "
+                             f"VALUE (or {flag}={taken} for that text); type {LOOP_USAGE}")
+
+
+def test_a_value_shaped_like_one_of_our_flags_is_taken_after_equals() -> None:
+    assert parse('Work --gate=--verify').gate == ["--verify"]
+
+
 # --- gate mode: --gate, --allow-dirty, --effort ---------------------------------------------------
 
 
