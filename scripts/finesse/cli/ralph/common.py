@@ -8,14 +8,30 @@ from pathlib import Path
 
 import click
 
+from finesse.errors import UsageError
 from finesse.loop.notify.message import loop_record
 from finesse.state.paths import StatePaths, find_project_root
 from finesse.state.store import LoopStore
 
 
 def store_for(project: str | None) -> LoopStore:
-    root = Path(project).resolve() if project else find_project_root(os.environ, os.getcwd())
-    return LoopStore(StatePaths(root))
+    return LoopStore(StatePaths(project_folder(project)))
+
+
+def project_folder(project: str | None) -> Path:
+    """The project root, which must be a directory already: a --project or
+    CLAUDE_PROJECT_DIR naming none (a typo, a stale export, a deleted checkout) would
+    otherwise have a `.claude/ralph/` created there, outside any project."""
+    if project:
+        root, origin = Path(project).resolve(), f"--project {project}"
+        remedy = "give the project's folder"
+    else:
+        root = find_project_root(os.environ, os.getcwd())
+        origin = f"CLAUDE_PROJECT_DIR={os.environ.get('CLAUDE_PROJECT_DIR', '')}"
+        remedy = "unset it or give --project DIRECTORY"
+    if not root.is_dir():
+        raise UsageError(f"{origin}: no such directory; {remedy}")
+    return root
 
 
 project_option = click.option(

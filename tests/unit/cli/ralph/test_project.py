@@ -1,0 +1,57 @@
+"""The project every `ralph` subcommand works on: a --project or CLAUDE_PROJECT_DIR naming no
+directory (a typo, a stale export, a deleted checkout) is refused in one line before anything
+is written, never created with a `.claude/ralph/` inside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import run
+
+pytestmark = pytest.mark.usefixtures("ralph_clock")
+
+COMMANDS = [
+    ["start", "--session", "s1", "go"],
+    ["run", "go", "--claude-bin", "/bin/true"],
+    ["status"],
+    ["watch", "--once"],
+    ["report"],
+    ["cancel"],
+]
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda argv: argv[0])
+def test_a_project_option_naming_no_directory_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]) -> None:
+    missing = tmp_path / "gone" / "project"
+    code, out, err = run(capsys, argv[0], "--project", str(missing), *argv[1:])
+    assert (code, out, err) == (
+        2, "", f"ralph {argv[0]}: --project {missing}: no such directory; give the "
+               "project's folder\n")
+    assert not (tmp_path / "gone").exists()
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda argv: argv[0])
+def test_a_claude_project_dir_naming_no_directory_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        argv: list[str]) -> None:
+    missing = tmp_path / "gone" / "project"
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(missing))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert (code, out, err) == (
+        2, "", f"ralph {argv[0]}: CLAUDE_PROJECT_DIR={missing}: no such directory; unset it "
+               "or give --project DIRECTORY\n")
+    assert not (tmp_path / "gone").exists()
+
+
+def test_a_file_given_as_the_project_is_refused(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    plain = tmp_path / "notes.txt"
+    plain.write_text("mine\n")
+    assert run(capsys, "status", "--project", str(plain)) == (
+        2, "", f"ralph status: Invalid value for '--project': Directory '{plain}' is a file. "
+               "(see 'ralph status --help')\n")
+    assert plain.read_text() == "mine\n"
