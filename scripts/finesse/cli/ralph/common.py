@@ -22,16 +22,27 @@ def project_folder(project: str | None) -> Path:
     """The project root, which must be a directory already: a --project or
     CLAUDE_PROJECT_DIR naming none (a typo, a stale export, a deleted checkout) would
     otherwise have a `.claude/ralph/` created there, outside any project."""
+    configured = os.environ.get("CLAUDE_PROJECT_DIR")
     if project:
-        root, origin = Path(project).resolve(), f"--project {project}"
-        remedy = "give the project's folder"
+        given = Path(project)
+        root = (given if given.is_absolute() else Path(current_directory(), given)).resolve()
+        origin, remedy = f"--project {project}", "give the project's folder"
     else:
-        root = find_project_root(os.environ, os.getcwd())
-        origin = f"CLAUDE_PROJECT_DIR={os.environ.get('CLAUDE_PROJECT_DIR', '')}"
-        remedy = "unset it or give --project DIRECTORY"
+        root = find_project_root(os.environ, "" if configured else current_directory())
+        origin, remedy = f"CLAUDE_PROJECT_DIR={configured}", "unset it or give --project DIRECTORY"
     if not root.is_dir():
         raise UsageError(f"{origin}: no such directory; {remedy}")
     return root
+
+
+def current_directory() -> str:
+    """The working directory; a one-line UsageError when it was removed since the terminal
+    went there (a cleaned-up worktree, a deleted checkout), where os.getcwd() raises."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        raise UsageError("the current directory no longer exists: cd to the project, or give "
+                         "--project DIRECTORY") from None
 
 
 project_option = click.option(

@@ -55,3 +55,30 @@ def test_a_file_given_as_the_project_is_refused(capsys: pytest.CaptureFixture[st
         2, "", f"ralph status: Invalid value for '--project': Directory '{plain}' is a file. "
                "(see 'ralph status --help')\n")
     assert plain.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda argv: argv[0])
+def test_a_working_directory_since_removed_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        argv: list[str]) -> None:
+    """A terminal left in a folder that was removed (a worktree cleaned up, a checkout
+    deleted): one line saying what to do, not a traceback."""
+    gone = tmp_path / "removed"
+    gone.mkdir()
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert run(capsys, *argv) == (
+        2, "", f"ralph {argv[0]}: the current directory no longer exists: cd to the project, "
+               "or give --project DIRECTORY\n")
+
+
+def test_an_absolute_project_is_used_from_a_removed_working_directory(
+        capsys: pytest.CaptureFixture[str], root: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "removed"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert run(capsys, "status", "--project", str(root)) == (
+        0, f"No active Ralph loop in {root}.\n", "")
