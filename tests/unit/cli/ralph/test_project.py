@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run
+from tests.helpers.states import make_state, store_for
 
 pytestmark = pytest.mark.usefixtures("ralph_clock")
 
@@ -82,3 +83,33 @@ def test_an_absolute_project_is_used_from_a_removed_working_directory(
     gone.rmdir()
     assert run(capsys, "status", "--project", str(root)) == (
         0, f"No active Ralph loop in {root}.\n", "")
+
+
+@pytest.mark.parametrize(("argv", "shown"), [
+    (["status"], "Ralph loop 20261130T070000Z-"), (["watch", "--once"], "- 20261130T070000Z-"),
+    (["cancel"], "Ralph loop cancelled by `ralph cancel` at iteration 1/8."),
+], ids=lambda value: value[0] if isinstance(value, list) else "")
+def test_a_terminal_in_a_monorepo_project_finds_its_loops(
+        capsys: pytest.CaptureFixture[str], monorepo: Path, monkeypatch: pytest.MonkeyPatch,
+        argv: list[str], shown: str) -> None:
+    """Claude Code started in `pkg/` keeps its loops in `pkg/.claude/ralph/`; a terminal in
+    `pkg/` (or below it) without CLAUDE_PROJECT_DIR finds them there, not at the repository's
+    top, where `ralph status` said no loop ran and `ralph cancel` could not stop it."""
+    project = monorepo.resolve()
+    store_for(project).save(make_state(project))
+    (project / "src").mkdir()
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.chdir(project / "src")
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and shown in out, out
+    assert not (project.parent / ".claude").exists()
+
+
+def test_a_terminal_at_a_monorepos_top_keeps_the_top(
+        capsys: pytest.CaptureFixture[str], monorepo: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    project = monorepo.resolve()
+    store_for(project).save(make_state(project))
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.chdir(project.parent)
+    assert run(capsys, "status") == (0, f"No active Ralph loop in {project.parent}.\n", "")
