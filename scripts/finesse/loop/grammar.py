@@ -24,6 +24,7 @@ JUDGE_MAX_ITERATIONS = 100  # judge mode's attempts (seed 002: "always set 100")
 DEFAULT_PROMISE = "RALPH_LOOP_STOP"
 WARN_ABOVE_ITERATIONS = 25
 HARD_MAX_ITERATIONS = 1000
+MAX_PROMISE_CHARACTERS = 1000
 
 _DECIMAL = re.compile(r"[0-9]+")
 # Only a word shaped like an option is one: a quoted "--not a flag" stays a prompt word.
@@ -84,6 +85,21 @@ def check_promise(text: str, origin: str) -> str:
         raise UsageError(f"{origin} is empty: give the text the agent must output, e.g. DONE")
     if "<" in promise or ">" in promise:
         raise UsageError(f"{origin} may not contain '<' or '>': use plain words, e.g. DONE")
+    return promise
+
+
+def check_promise_file(text: str, origin: str) -> str:
+    """A promise read from a file, checked as a typed one, and refused when no agent could
+    output it: longer than a phrase (a wrong file given, its whole text the promise) or
+    holding control characters (a NUL cannot be typed back)."""
+    promise = check_promise(text, origin)
+    if not promise.isprintable():
+        raise UsageError(f"{origin} may not contain control characters: use plain words, "
+                         "e.g. DONE")
+    if len(promise) > MAX_PROMISE_CHARACTERS:
+        raise UsageError(f"{origin} is {len(promise):,} characters: a promise is a short "
+                         "phrase the agent outputs when done; keep it to "
+                         f"{MAX_PROMISE_CHARACTERS:,} at most, e.g. DONE")
     return promise
 
 

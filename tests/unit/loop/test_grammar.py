@@ -193,6 +193,21 @@ def test_completion_promise_refused(value: str, message: str) -> None:
     assert refusal(f"go --completion-promise {shlex.quote(value)}") == message
 
 
+def test_a_promise_no_agent_could_output_is_refused(tmp_path: Path) -> None:
+    """A promise is a phrase the agent outputs once done: one of 950 KB (a wrong file given
+    as --completion-promise-file) could never be output, so the loop could only hit its cap,
+    and it went into every iteration's context twice; a NUL cannot be typed back."""
+    (tmp_path / "big.txt").write_text("DONE " * 190_000)
+    assert refusal("go --completion-promise-file big.txt", tmp_path) == (
+        "--completion-promise-file big.txt is 949,999 characters: a promise is a short phrase "
+        "the agent outputs when done; keep it to 1,000 at most, e.g. DONE")
+    (tmp_path / "nul.txt").write_bytes(b"DO\x00NE")
+    assert refusal("go --completion-promise-file nul.txt", tmp_path) == (
+        "--completion-promise-file nul.txt may not contain control characters: use plain "
+        "words, e.g. DONE")
+    assert parse("go --completion-promise " + "A" * 1000).promise == "A" * 1000
+
+
 def test_inline_prompt_plus_prompt_file_refused(tmp_path: Path) -> None:
     (tmp_path / "task.md").write_text("Task")
     assert refusal("Do it --prompt-file task.md", tmp_path) == (

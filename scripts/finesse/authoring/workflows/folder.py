@@ -37,7 +37,7 @@ from finesse.authoring.workflows.names import (
     wave_number,
 )
 from finesse.errors import UsageError
-from finesse.loop.grammar import check_promise
+from finesse.loop.grammar import check_promise_file
 from finesse.support.files import is_regular_file, read_text, shown_name
 from finesse.support.strict import StrictModel
 
@@ -257,7 +257,7 @@ def _validate_one(root: Path, files: WorkflowFiles, errors: list[str],
     try:
         prompt, promise_file = root / files.prompt, root / files.promise
         text = read_text(prompt, subject=f"prompt file {shown_name(prompt)}")
-        promise = check_promise(
+        promise = check_promise_file(
             read_text(promise_file, subject=f"promise file {shown_name(promise_file)}"),
             files.promise)
     except UsageError as err:
