@@ -13,7 +13,7 @@ from finesse.errors import UsageError
 from finesse.loop.arguments import EXECUTE_ARGUMENTS, LOOP_ARGUMENTS, RESUME_FLAGS
 from finesse.loop.budgets import parse_budgets, single
 from finesse.loop.notify.settings import parse_notify
-from finesse.loop.words import parse_count, split_words
+from finesse.loop.words import parse_count, refuse_nul, split_words
 from finesse.models import Budgets
 from finesse.record import Record, field
 from finesse.support.slash import COMMAND_LINE, COMMANDS
@@ -219,6 +219,7 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
         for command_text in values.get(flag, []):
             if not command_text.strip():
                 raise UsageError(f'{flag} needs a command, e.g. {flag} "pytest -q"')
+            refuse_nul(flag, command_text)
             target.append(command_text)
     parsed.plan_file = single(values, "--plan")
     if parsed.plan_file is not None and parsed.no_plan:

@@ -354,6 +354,23 @@ def test_a_value_shaped_like_one_of_our_flags_is_taken_after_equals() -> None:
     assert parse('Work --gate=--verify').gate == ["--verify"]
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    ('go --verify "echo a\x00b"', "--verify 'echo a\\x00b' holds a NUL character, which no "
+                                   "command can: retype it"),
+    ('go --gate "true\x00"', "--gate 'true\\x00' holds a NUL character, which no command "
+                              "can: retype it"),
+    ('go --notify-cmd "ca\x00t"', "--notify-cmd 'ca\\x00t' holds a NUL character, which no "
+                                   "command can: retype it"),
+    ("go --notify-cmd \"''\"", "--notify-cmd \"''\" names no program: give a command, e.g. "
+                               '--notify-cmd "notify-me --loop"'),
+])
+def test_a_command_that_can_never_start_is_refused_at_the_start(args: str, message: str) -> None:
+    """A verify command with a NUL failed every claim ("could not start"), so the loop could
+    only hit its cap; a notify command with a NUL or an empty program failed at the end,
+    seen only in the log."""
+    assert refusal(args) == message
+
+
 # --- gate mode: --gate, --allow-dirty, --effort ---------------------------------------------------
 
 
