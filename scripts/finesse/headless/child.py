@@ -25,6 +25,7 @@ from finesse.support import pipes, processes
 
 KILL_GRACE_SECONDS = 5.0
 EXIT_WAIT_SECONDS = 10.0  # for the process to exit once its output has closed
+EXIT_GRACE_SECONDS = 2.0  # for its output to close once the process has exited
 POLL_SECONDS = 0.2
 PROGRESS_SECONDS = 1.0
 MAX_LINE_BYTES = 64 * 1024 * 1024  # one event; a longer line is skipped, not kept
@@ -171,9 +172,10 @@ def _pump(process: subprocess.Popen[bytes], reader: StreamReader, began: float,
     output.add(process.stdout.fileno(), "out")
     output.add(process.stderr.fileno(), "err")
     last_progress = last_check = 0.0
+    exited_at: float | None = None
     why = ""
     try:
-        while output.open:
+        while output.open and not _held_after_exit(exited_at):
             for name, chunk in output.read(POLL_SECONDS):
                 if not chunk:
                     continue  # that pipe has ended
@@ -190,6 +192,8 @@ def _pump(process: subprocess.Popen[bytes], reader: StreamReader, began: float,
             elif now - last_check >= 0.5:
                 last_check = now
                 why = "stopped" if stopped() else ""
+                if exited_at is None and process.poll() is not None:
+                    exited_at = now
             if why:
                 break
             if progress is not None and now - last_progress >= PROGRESS_SECONDS:
@@ -200,3 +204,10 @@ def _pump(process: subprocess.Popen[bytes], reader: StreamReader, began: float,
         output.close()
         lines.close()
     return why, stderr.decode("utf-8", "replace")
+
+
+def _held_after_exit(exited_at: float | None) -> bool:
+    """Whether the child exited over EXIT_GRACE_SECONDS ago and its output is still open:
+    something it left running holds the pipes (a wrapper's background helper), and would
+    hold the iteration to its timeout, or for ever. What it left is ended with its group."""
+    return exited_at is not None and time.monotonic() - exited_at >= EXIT_GRACE_SECONDS

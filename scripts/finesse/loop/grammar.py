@@ -13,7 +13,7 @@ from finesse.errors import UsageError
 from finesse.loop.arguments import EXECUTE_ARGUMENTS, LOOP_ARGUMENTS, RESUME_FLAGS
 from finesse.loop.budgets import parse_budgets, single
 from finesse.loop.notify.settings import parse_notify
-from finesse.loop.words import parse_count, split_words
+from finesse.loop.words import parse_count, refuse_nul, split_words
 from finesse.models import Budgets
 from finesse.record import Record, field
 from finesse.support.slash import COMMAND_LINE, COMMANDS
@@ -24,6 +24,7 @@ JUDGE_MAX_ITERATIONS = 100  # judge mode's attempts (seed 002: "always set 100")
 DEFAULT_PROMISE = "RALPH_LOOP_STOP"
 WARN_ABOVE_ITERATIONS = 25
 HARD_MAX_ITERATIONS = 1000
+MAX_PROMISE_CHARACTERS = 1000
 
 _DECIMAL = re.compile(r"[0-9]+")
 # Only a word shaped like an option is one: a quoted "--not a flag" stays a prompt word.
@@ -87,6 +88,21 @@ def check_promise(text: str, origin: str) -> str:
     return promise
 
 
+def check_promise_file(text: str, origin: str) -> str:
+    """A promise read from a file, checked as a typed one, and refused when no agent could
+    output it: longer than a phrase (a wrong file given, its whole text the promise) or
+    holding control characters (a NUL cannot be typed back)."""
+    promise = check_promise(text, origin)
+    if not promise.isprintable():
+        raise UsageError(f"{origin} may not contain control characters: use plain words, "
+                         "e.g. DONE")
+    if len(promise) > MAX_PROMISE_CHARACTERS:
+        raise UsageError(f"{origin} is {len(promise):,} characters: a promise is a short "
+                         "phrase the agent outputs when done; keep it to "
+                         f"{MAX_PROMISE_CHARACTERS:,} at most, e.g. DONE")
+    return promise
+
+
 _VALUE_FLAGS = tuple(argument.flag for argument in LOOP_ARGUMENTS
                      if argument.flag and argument.value)
 _SWITCHES = tuple(argument.flag for argument in LOOP_ARGUMENTS
@@ -124,10 +140,21 @@ def _take_flags(
         elif index < len(words):
             value = words[index]
             index += 1
+            _refuse_a_flag_as_value(flag, value, (*allowed, *switches), usage)
         else:
             raise UsageError(f"{flag} needs a value: type {usage}")
         values.setdefault(flag, []).append(value)
     return prompt_words, values
+
+
+def _refuse_a_flag_as_value(flag: str, value: str, known: tuple[str, ...], usage: str) -> None:
+    """`--gate --verify CMD` means a forgotten value, not a gate command `--verify`: taken
+    as one, it would fail every step and revert the work, and CMD would join the prompt.
+    `--gate=--verify` still gives that text."""
+    taken = value.partition("=")[0]
+    if taken in known and _OPTION.fullmatch(value):
+        raise UsageError(f"{flag} needs a value, not the option {taken}: give {flag} VALUE "
+                         f"(or {flag}={taken} for that text); type {usage}")
 
 
 class LoopArgs(Record, frozen=False):
@@ -192,6 +219,7 @@ def parse_loop_args(args: str, *, command: str = "ralph-loop") -> LoopArgs:
         for command_text in values.get(flag, []):
             if not command_text.strip():
                 raise UsageError(f'{flag} needs a command, e.g. {flag} "pytest -q"')
+            refuse_nul(flag, command_text)
             target.append(command_text)
     parsed.plan_file = single(values, "--plan")
     if parsed.plan_file is not None and parsed.no_plan:

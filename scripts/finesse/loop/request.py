@@ -15,7 +15,7 @@ from finesse.loop.grammar import (
     LOOP_USAGE,
     WARN_ABOVE_ITERATIONS,
     LoopArgs,
-    check_promise,
+    check_promise_file,
     parse_loop_args,
 )
 from finesse.loop.judge_watch import check_protect
@@ -147,7 +147,7 @@ def resolve(args: LoopArgs, root: Path) -> StartRequest:
         request.promise = args.promise
     elif args.promise_file is not None:
         text = read_project_file(root, args.promise_file, "--completion-promise-file")
-        request.promise = check_promise(
+        request.promise = check_promise_file(
             text, f"--completion-promise-file {shown_name(args.promise_file)}")
         request.promise_file = args.promise_file
     if args.prompt_file is not None:

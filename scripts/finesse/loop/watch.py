@@ -123,13 +123,18 @@ def _read(path: Path) -> LoopState:
 
 
 def _entries(folder: Path) -> list[tuple[str, int, int]]:
-    """(name, mtime, size) of each `*.json` in a folder; nothing when it is not one."""
+    """(name, mtime, size) of each `*.json` in a folder; nothing when it is not one. A link
+    that leads nowhere (a loop of links) is listed with its own times, so it is read, and
+    shown unreadable, as `ralph status` shows it."""
     found = []
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
             if entry.name.endswith(".json") and not entry.name.startswith("."):
                 with contextlib.suppress(OSError):
-                    info = entry.stat()
+                    try:
+                        info = entry.stat()
+                    except OSError:
+                        info = entry.stat(follow_symlinks=False)
                     found.append((entry.name, info.st_mtime_ns, info.st_size))
     return sorted(found)
 

@@ -104,3 +104,11 @@ def parse_count(value: str, flag: str, ceiling: int, example: int = 2) -> int:
             f"for example {flag} {example}"
         )
     return int(value, 10)
+
+
+def refuse_nul(origin: str, command: str) -> None:
+    """A command holding a NUL can never start (no argument or `sh -c` text can carry one):
+    refused at the start, not found at every claim or at the loop's end."""
+    if "\0" in command:
+        raise UsageError(f"{origin} {command!r} holds a NUL character, which no command can: "
+                         "retype it")

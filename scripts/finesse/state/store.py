@@ -19,7 +19,7 @@ from finesse.record import Record
 from finesse.schema import SchemaError
 from finesse.state.paths import StatePaths, is_valid_session_id
 from finesse.support.files import FileProblem, open_regular, read_bytes, read_text, shown_name
-from finesse.support.locks import LockTimeout, exclusive
+from finesse.support.locks import LockTimeout, LockUnusable, exclusive
 from finesse.support.writes import write_atomic
 
 LOCK_TIMEOUT_SECONDS = 15.0
@@ -69,6 +69,9 @@ class LoopStore:
         try:
             with exclusive(lock_path, self.lock_timeout):
                 yield
+        except LockUnusable as err:
+            raise StateError(f"cannot lock {lock_path}: {err}; remove what is there, or make "
+                             f"{self.paths.locks} a writable folder, then try again") from None
         except LockTimeout:
             raise LockBusy(
                 f"another process holds {lock_path} for over {self.lock_timeout:.0f} s; "

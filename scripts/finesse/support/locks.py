@@ -28,6 +28,12 @@ class LockTimeout(Exception):
     """Another process held the lock for longer than the timeout."""
 
 
+class LockUnusable(Exception):
+    """The lock file cannot be opened as one: str(err) says why (a FIFO, a folder or a
+    dangling link in its place, a read-only folder)."""
+
+
+
 class PosixLocks:
     """`flock` on the whole file."""
 
@@ -91,9 +97,8 @@ def platform_locks() -> PosixLocks | WindowsLocks:
 @contextlib.contextmanager
 def exclusive(path: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold `path` exclusively; wait at most `timeout` seconds (None: as long as it takes)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     locks = platform_locks()
-    with open(path, "a") as handle:
+    with _open_lock(path) as handle:
         if timeout is None:
             locks.acquire(handle)
         else:
@@ -106,3 +111,37 @@ def exclusive(path: Path, timeout: float | None = None) -> Iterator[None]:
             yield
         finally:
             locks.release(handle)
+
+
+
+_LOCK_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_NOFOLLOW", 0))
+
+
+def _open_lock(path: Path) -> IO[Any]:
+    """The lock file open for appending. Never waits and never leaves the folder: a FIFO
+    there would block `open` until a reader came (O_NONBLOCK makes it fail at once), and a
+    link could create a file wherever it points (O_NOFOLLOW refuses it)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, _LOCK_FLAGS, 0o644)
+    except OSError as err:
+        raise LockUnusable(_not_a_lock(path) or err.strerror or str(err)) from None
+    handle = os.fdopen(descriptor, "a")
+    problem = _not_a_lock(path)
+    if problem:  # a FIFO someone reads opens at once
+        handle.close()
+        raise LockUnusable(problem)
+    return handle
+
+
+def _not_a_lock(path: Path) -> str:
+    """What is at `path` instead of a lock file, or "" when it is a regular file (or
+    nothing)."""
+    if os.path.islink(path):
+        return "a symbolic link"
+    if os.path.isdir(path):
+        return "a directory"
+    if os.path.lexists(path) and not os.path.isfile(path):
+        return "not a regular file (a FIFO, device or socket)"
+    return ""

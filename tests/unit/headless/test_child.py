@@ -119,3 +119,19 @@ def test_a_cancel_wakes_a_waiter() -> None:
     assert cancel.wait(30) is True and time.monotonic() - began < 5
     cancel.request("y", 15)  # the first cancel's reason stays
     assert (cancel.by, cancel.signal) == ("x", None)
+
+
+def test_a_child_that_exits_leaving_its_output_held_open_is_read_to_its_exit(
+        tmp_path: Path) -> None:
+    """A `claude` whose wrapper left something running that holds its stdout (a helper
+    started in the background): the output never closes, so the iteration waited for the
+    whole --iteration-timeout (for ever without one) although claude had exited. Once it has
+    exited, a short grace, and the iteration ends with what it said."""
+    claude = fake(tmp_path, {"events": s.reply_events("Done.")})
+    script = claude.path.read_text().replace(
+        "time.sleep(entry", "import subprocess; subprocess.Popen(['sleep', '300']); "
+        "time.sleep(entry")
+    claude.path.write_text(script)
+    done = run_child([str(claude.path)], cwd=tmp_path, env=os.environ, prompt="x",
+                     timeout=20, cancel=Cancel())
+    assert (done.killed, done.exit_code, done.stream.reply) == ("", 0, "Done.")

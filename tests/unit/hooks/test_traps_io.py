@@ -143,6 +143,32 @@ def test_a_fifo_quota_file_is_passed_over(git_repo: Path) -> None:
     assert _is_fifo(quota) and active(git_repo).iteration == 2
 
 
+def _lock_problem(root: Path, reason: str) -> str:
+    lock = store_for(root).paths.lock_file(SESSION)
+    return (f"cannot lock {lock}: {reason}; remove what is there, or make "
+            f"{store_for(root).paths.locks} a writable folder, then try again")
+
+
+def test_a_fifo_lock_file_never_hangs_a_hook_nor_ralph(git_repo: Path) -> None:
+    """Opening a FIFO to write waits for a reader: the Stop hook hung until Claude Code's
+    timeout (an hour) and `ralph cancel` for ever. Each says so in one line instead, and the
+    loop is left as it was."""
+    _prompt(git_repo, "/ralph-loop go --quiesce-after 7")
+    store = store_for(git_repo)
+    lock = store.paths.lock_file(SESSION)
+    lock.unlink()
+    _fifo(lock)
+    before = store.paths.loop_file(SESSION).read_bytes()
+    problem = _lock_problem(git_repo, "not a regular file (a FIFO, device or socket)")
+    assert _stop(git_repo).output() == {
+        "systemMessage": f"finesse: {problem}; this stop went ahead"}
+    assert _prompt(git_repo, "/cancel-ralph").output() == {
+        "decision": "block", "reason": f"finesse: {problem}"}
+    assert run_ralph(git_repo, "cancel", timeout=HANG_GUARD) == Run(
+        1, "", f"ralph cancel: {problem}\n")
+    assert store.paths.loop_file(SESSION).read_bytes() == before and _is_fifo(lock)
+
+
 PLAN_NOTES = (
     "The plan is tasks/todo.md: re-read it now; your attempts are recorded under its "
     "`## Attempts`.\n"

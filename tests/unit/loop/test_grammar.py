@@ -193,6 +193,21 @@ def test_completion_promise_refused(value: str, message: str) -> None:
     assert refusal(f"go --completion-promise {shlex.quote(value)}") == message
 
 
+def test_a_promise_no_agent_could_output_is_refused(tmp_path: Path) -> None:
+    """A promise is a phrase the agent outputs once done: one of 950 KB (a wrong file given
+    as --completion-promise-file) could never be output, so the loop could only hit its cap,
+    and it went into every iteration's context twice; a NUL cannot be typed back."""
+    (tmp_path / "big.txt").write_text("DONE " * 190_000)
+    assert refusal("go --completion-promise-file big.txt", tmp_path) == (
+        "--completion-promise-file big.txt is 949,999 characters: a promise is a short phrase "
+        "the agent outputs when done; keep it to 1,000 at most, e.g. DONE")
+    (tmp_path / "nul.txt").write_bytes(b"DO\x00NE")
+    assert refusal("go --completion-promise-file nul.txt", tmp_path) == (
+        "--completion-promise-file nul.txt may not contain control characters: use plain "
+        "words, e.g. DONE")
+    assert parse("go --completion-promise " + "A" * 1000).promise == "A" * 1000
+
+
 def test_inline_prompt_plus_prompt_file_refused(tmp_path: Path) -> None:
     (tmp_path / "task.md").write_text("Task")
     assert refusal("Do it --prompt-file task.md", tmp_path) == (
@@ -317,6 +332,43 @@ def test_protocol_flag_refusals(args: str, message: str) -> None:
 @pytest.mark.parametrize("flag", ["--plan", "--quiesce-after", "--timeout-minutes"])
 def test_protocol_flags_need_a_value(flag: str) -> None:
     assert refusal(f"go {flag}") == f"{flag} needs a value: type {LOOP_USAGE}"
+
+
+@pytest.mark.parametrize(("args", "flag", "taken"), [
+    ('Work --gate --verify "grep bye a.txt"', "--gate", "--verify"),
+    ('Work --verify --allow-dirty --gate "pytest -q"', "--verify", "--allow-dirty"),
+    ("Work --notify-cmd --max-iterations 3", "--notify-cmd", "--max-iterations"),
+    ("Work --completion-promise --judge", "--completion-promise", "--judge"),
+    ("Work --plan --max-iterations=3", "--plan", "--max-iterations"),
+])
+def test_a_flag_missing_its_value_never_takes_the_next_flag(args: str, flag: str,
+                                                             taken: str) -> None:
+    """`--gate --verify CMD` (the gate's command forgotten) is refused: taking `--verify` as
+    the gate's command would fail every step and revert the agent's work, and the verify
+    command would join the prompt."""
+    assert refusal(args) == (f"{flag} needs a value, not the option {taken}: give {flag} "
+                             f"VALUE (or {flag}={taken} for that text); type {LOOP_USAGE}")
+
+
+def test_a_value_shaped_like_one_of_our_flags_is_taken_after_equals() -> None:
+    assert parse('Work --gate=--verify').gate == ["--verify"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ('go --verify "echo a\x00b"', "--verify 'echo a\\x00b' holds a NUL character, which no "
+                                   "command can: retype it"),
+    ('go --gate "true\x00"', "--gate 'true\\x00' holds a NUL character, which no command "
+                              "can: retype it"),
+    ('go --notify-cmd "ca\x00t"', "--notify-cmd 'ca\\x00t' holds a NUL character, which no "
+                                   "command can: retype it"),
+    ("go --notify-cmd \"''\"", "--notify-cmd \"''\" names no program: give a command, e.g. "
+                               '--notify-cmd "notify-me --loop"'),
+])
+def test_a_command_that_can_never_start_is_refused_at_the_start(args: str, message: str) -> None:
+    """A verify command with a NUL failed every claim ("could not start"), so the loop could
+    only hit its cap; a notify command with a NUL or an empty program failed at the end,
+    seen only in the log."""
+    assert refusal(args) == message
 
 
 # --- gate mode: --gate, --allow-dirty, --effort ---------------------------------------------------

@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from finesse.support import locks
-from finesse.support.locks import LockTimeout, PosixLocks, WindowsLocks, exclusive
+from finesse.support.locks import (
+    LockTimeout,
+    LockUnusable,
+    PosixLocks,
+    WindowsLocks,
+    exclusive,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 LK_UNLCK, LK_NBLCK = 0, 2  # msvcrt's values
@@ -119,3 +125,43 @@ def test_posix_a_second_process_waits_and_gets_the_lock_once_the_holder_is_kille
         holder.wait()
         if holder.stdout is not None:
             holder.stdout.close()
+
+
+def _unusable(path: Path) -> str:
+    with pytest.raises(LockUnusable) as refused, exclusive(path, timeout=0):
+        pass
+    return str(refused.value)
+
+
+def test_a_fifo_at_the_lock_is_refused_at_once(tmp_path: Path) -> None:
+    """Opening a FIFO to write waits for a reader: the lock would hang for ever."""
+    fifo = tmp_path / "s.lock"
+    os.mkfifo(fifo)
+    assert _unusable(fifo) == "not a regular file (a FIFO, device or socket)"
+
+
+def test_a_link_at_the_lock_creates_nothing_where_it_points(tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "victim"
+    outside.parent.mkdir()
+    (tmp_path / "locks").mkdir()
+    link = tmp_path / "locks" / "s.lock"
+    link.symlink_to(outside)
+    assert _unusable(link) == "a symbolic link"
+    assert not outside.exists()
+
+
+def test_a_folder_at_the_lock_or_a_file_for_its_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "dir.lock").mkdir()
+    assert _unusable(tmp_path / "dir.lock") == "a directory"
+    (tmp_path / "locks").write_text("mine\n")
+    assert _unusable(tmp_path / "locks" / "s.lock") == "File exists"
+    assert (tmp_path / "locks").read_text() == "mine\n"
+
+
+def test_a_plain_lock_file_is_still_taken_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "locks" / "s.lock"
+    with exclusive(path, timeout=0):
+        assert path.is_file()
+    with exclusive(path, timeout=0):
+        pass
+    assert path.read_bytes() == b""

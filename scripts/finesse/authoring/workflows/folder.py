@@ -37,7 +37,7 @@ from finesse.authoring.workflows.names import (
     wave_number,
 )
 from finesse.errors import UsageError
-from finesse.loop.grammar import check_promise
+from finesse.loop.grammar import check_promise_file
 from finesse.support.files import is_regular_file, read_text, shown_name
 from finesse.support.strict import StrictModel
 
@@ -172,7 +172,7 @@ def load_execution_graph(folder: Path) -> LoadedGraph:
     naming every problem when it is not fit to run."""
     report, graph = _check(folder)
     if graph is None or not report.passed:
-        raise GraphError(f"{shown_name(folder)}: " + "; ".join(report.errors))
+        raise GraphError(f"{shown_name(folder)}: {_first_problems(folder, report.errors)}")
     waves = tuple(tuple(
         GraphWorkflow(name=w.name, wave=wave.number, type=w.type, scope=w.scope,
                       depends_on=w.depends_on, max_iterations=w.iterations,
@@ -182,6 +182,19 @@ def load_execution_graph(folder: Path) -> LoadedGraph:
                       command=graph.command(wave.number, w))
         for w in wave.workflows) for wave in graph.waves)
     return LoadedGraph(folder, graph.task, waves)
+
+
+SHOWN_PROBLEMS = 3  # in a refusal's one line; `finesse validate` lists every one
+
+
+def _first_problems(folder: Path, errors: list[str]) -> str:
+    """The first few problems: the refusal is one line, and a folder can hold hundreds."""
+    shown = "; ".join(errors[:SHOWN_PROBLEMS])
+    more = len(errors) - SHOWN_PROBLEMS
+    if more <= 0:
+        return shown
+    return (f"{shown}; and {more} more: `finesse validate {shown_name(folder)}` lists them "
+            "all")
 
 
 def _check(path: Path) -> tuple[FolderReport, ExecutionGraph | None]:
@@ -244,7 +257,7 @@ def _validate_one(root: Path, files: WorkflowFiles, errors: list[str],
     try:
         prompt, promise_file = root / files.prompt, root / files.promise
         text = read_text(prompt, subject=f"prompt file {shown_name(prompt)}")
-        promise = check_promise(
+        promise = check_promise_file(
             read_text(promise_file, subject=f"promise file {shown_name(promise_file)}"),
             files.promise)
     except UsageError as err:

@@ -23,7 +23,7 @@ import click
 from finesse.authoring.prompt_check.validate import ValidationReport, validate_prompt
 from finesse.authoring.workflows.folder import folder_summary, validate_workflow_folder
 from finesse.errors import UsageError
-from finesse.loop.grammar import check_promise, parse_max_iterations
+from finesse.loop.grammar import check_promise, check_promise_file, parse_max_iterations
 from finesse.support.files import read_text, shown_name
 
 _EVIDENCE_WIDTH = 72
@@ -63,7 +63,7 @@ def command(prompt_path: str, max_iterations: str | None, promise_text: str | No
     promise = None
     for name, value in promises:
         promise = check_promise(value, name) if name == "--completion-promise" else (
-            check_promise(read_text(Path(value), subject=f"{name} {shown_name(value)}"),
+            check_promise_file(read_text(Path(value), subject=f"{name} {shown_name(value)}"),
                           f"{name} {value}"))
     cap = None if max_iterations is None else parse_max_iterations(max_iterations)
     text = read_text(Path(prompt_path), subject=f"prompt file {shown_name(prompt_path)}")

@@ -81,7 +81,7 @@ def _target(root: Path, output: str | None, session: str) -> Path:
 def _shown(path: Path) -> str:
     try:
         return shown_name(path.relative_to(Path.cwd()))
-    except ValueError:
+    except (ValueError, OSError):  # OSError: the working directory was removed
         return shown_name(path)
 
 

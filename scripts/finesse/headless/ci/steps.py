@@ -64,6 +64,13 @@ def ralph_ci(plan: CiPlan, *words: str) -> list[str]:
     return [*(["--project", "."] if plan.project != "." else []), plan.plan_dir, *words]
 
 
+def again(plan: CiPlan, *words: str) -> str:
+    """The `ralph ci` command a workflow's error asks the user to run, from the repository's
+    top where they read it: `--project` names a monorepo's project folder."""
+    project = ["--project", plan.project] if plan.project != "." else []
+    return shlex.join(["ralph", "ci", *project, plan.plan_dir, *words])
+
+
 def credential_check(plan: CiPlan) -> str:
     secret = plan.settings.secret
     how = ("make one with `claude setup-token`, then add it" if plan.settings.auth == "oauth"
@@ -74,7 +81,7 @@ def credential_check(plan: CiPlan) -> str:
         'if [ "$CREDENTIAL_SET" != true ]; then',
         "  " + _error(f"The repository secret {secret} is not set: {how} (Settings, Secrets "
                       "and variables, Actions), or write the workflow again with "
-                      f"`ralph ci {plan.plan_dir} --auth {other[0]}` to use "
+                      f"`{again(plan, '--auth', other[0])}` to use "
                       f"{other[1]} instead."),
         "  exit 1",
         "fi", ""])
@@ -84,7 +91,6 @@ def plan_check(plan: CiPlan) -> str:
     """Check that the plan on the base branch is the one the workflow was written from, and
     turn the `waves` input into `,1,2,` for the jobs' conditions."""
     numbers = [str(wave[0].wave) for wave in plan.waves]
-    again = shlex.join(["ralph", "ci", plan.plan_dir])
     lines = ["plan_files=(", *(f"  {shlex.quote(name)}" for name in plan.fingerprinted), ")",
              'for file in "${plan_files[@]}"; do',
              '  if [ ! -f "$file" ]; then',
@@ -95,7 +101,7 @@ def plan_check(plan: CiPlan) -> str:
              "cut -d ' ' -f 1)",
              f'if [ "$fingerprint" != {plan.fingerprint} ]; then',
              "  " + _error(f"The plan {plan.plan_dir}/ has changed since this workflow was "
-                           f"written: run `{again}` again, then commit and push the "
+                           f"written: run `{again(plan)}` again, then commit and push the "
                            "workflow."),
              "  exit 1", "fi",
              "selected=,",
@@ -144,7 +150,7 @@ def run_loop(plan: CiPlan, wave: tuple[CiTask, ...]) -> str:
         lines.append("    ;;")
     lines += ["  *)",
               "    " + _error(f"This workflow has no sub-workflow $TASK in wave "
-                              f"{wave[0].wave}: run `ralph ci {plan.plan_dir}` again."),
+                              f"{wave[0].wave}: run `{again(plan)}` again."),
               "    exit 1", "    ;;", "esac", ""]
     return "\n".join(lines)
 

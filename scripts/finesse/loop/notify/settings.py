@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from finesse.errors import UsageError
 from finesse.loop.project_config import CONFIG, read_config, strings
+from finesse.loop.words import refuse_nul
 from finesse.models import Notify
 
 DESKTOP = "desktop"
@@ -48,6 +49,10 @@ def check_command(value: str, origin: str = "--notify-cmd") -> str:
                          "quotes, e.g. --notify-cmd \"notify-me --title 'loop ended'\"") from None
     if not words:
         raise UsageError(f'{origin} needs a command, e.g. --notify-cmd "notify-me --loop"')
+    refuse_nul(origin, value)
+    if not words[0]:
+        raise UsageError(f"{origin} {value!r} names no program: give a command, e.g. "
+                         '--notify-cmd "notify-me --loop"')
     return value
 
 

@@ -58,6 +58,22 @@ def test_load_execution_graph_refuses_a_folder_with_problems(tmp_path: Path) -> 
         load_execution_graph(folder)
 
 
+def test_a_folder_with_many_problems_is_refused_in_a_short_line(tmp_path: Path) -> None:
+    """`ralph run --graph` and `ralph ci` print the refusal as one line: a hand-made folder
+    with hundreds of sub-workflows not in the graph made one of 80 KB. The first few are
+    named, and `finesse validate` (one line each) lists them all."""
+    folder = write_folder(tmp_path)
+    for number in range(40):
+        shutil.copytree(folder / "wave-1" / "todo-store", folder / "wave-1" / f"extra-{number}")
+    problems = errors(folder)
+    assert len(problems) == 40
+    with pytest.raises(GraphError) as refused:
+        load_execution_graph(folder)
+    assert str(refused.value) == (
+        f"{folder}: " + "; ".join(problems[:3]) + f"; and 37 more: `finesse validate "
+        f"{folder}` lists them all")
+
+
 def test_flat_files_beside_the_nested_layout_are_never_mixed(tmp_path: Path) -> None:
     folder = write_folder(tmp_path)
     (folder / "extra.md").write_text("You are iterating on x.\n")

@@ -128,6 +128,23 @@ def test_a_monorepo_projects_workflow_goes_to_the_repositorys_top(
     assert not (monorepo / ".github").exists()
 
 
+def test_a_monorepo_workflows_hints_name_the_project(
+    capsys: pytest.CaptureFixture[str], monorepo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workflow's errors tell the user to run `ralph ci` again: from the repository's
+    top, where they read it, that command needs `--project pkg` (without it the plan folder
+    is looked for at the top, and is not there)."""
+    write_plan(monorepo, "demo", THREE)
+    monkeypatch.chdir(monorepo.parent)
+    assert run(capsys, "ci", "--project", "pkg", "finesse-plans/demo", "--finesse",
+               FINESSE)[0] == 0
+    text = (monorepo.parent / ".github/workflows/ralph-demo.yml").read_text()
+    hints = [line.split("ralph ci ", 1)[1] for line in text.splitlines()
+             if "::error::" in line and "ralph ci " in line]
+    assert len(hints) == 4  # the credential, the plan, a task unknown to each of 2 waves
+    assert all(hint.startswith("--project pkg finesse-plans/demo") for hint in hints), hints
+
+
 def test_an_output_github_does_not_read_says_so(
     capsys: pytest.CaptureFixture[str], root: Path, planned: Path
 ) -> None:

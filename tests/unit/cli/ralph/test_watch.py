@@ -147,3 +147,17 @@ def test_on_a_pipe_it_prints_again_at_each_change_until_no_loop_is_active(
 def test_no_loop_at_all(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     assert run(capsys, "watch", "--once", "--project", str(root)) == (
         0, f"ralph watch: {root} at 2026-11-30 07:12:34 UTC\nNo active Ralph loop.\n", "")
+
+
+def test_a_symbolic_link_loop_in_the_loops_folder_is_shown_unreadable(
+        capsys: pytest.CaptureFixture[str], root: Path, store: LoopStore) -> None:
+    """Two loop files linking to each other cannot be read: `ralph status` names them, and
+    so does the watch (it passed over them, as if they were not there)."""
+    store.save(make_state(root, started_at=T0))
+    (store.paths.loops / "a-0000.json").symlink_to("b-0000.json")
+    (store.paths.loops / "b-0000.json").symlink_to("a-0000.json")
+    code, out, _ = run(capsys, "watch", "--once", "--project", str(root))
+    assert code == 0
+    assert [line for line in out.splitlines() if line.startswith("Unreadable")] == [
+        "Unreadable loop file (left as it is): a-0000.json",
+        "Unreadable loop file (left as it is): b-0000.json"]
