@@ -378,3 +378,73 @@ def test_another_sessions_calls_leave_an_interrupted_step_to_its_own_loop(
     assert not intent.exists()
     assert (root / "green.txt").read_text() == "green work\n"
     assert _iteration_commits(root, 1) == 1, commits(root)
+
+
+# A cancel after a killed gate step --------------------------------------------------------
+# Esc during a long gate command kills the Stop hook; the person then cancels the loop. The
+# cancel must finish the interrupted step as the loop's next stop would have, not end the
+# loop on a half-reverted tree or with a committed iteration its record never names.
+
+def _revert_killed_after_restore(root: Path, tmp_path: Path) -> LaunchedSession:
+    claude = _gate_loop(root)
+    write(root, "broken.txt", "red\n")
+    git(root, "add", "broken.txt")
+    write(root, "red_new.txt", "made by the red iteration\n")
+    claude.stop("Approach: a first try")  # red: the repair is asked
+    killed = FaultyGit(tmp_path / "fault").run("stop", _stop_raw(root, "Approach: repair"),
+                                                root, kill_on="restore")
+    assert killed.killed, killed
+    return claude
+
+
+def test_a_cancel_after_a_revert_killed_half_way_finishes_the_revert(
+        git_repo: Path, tmp_path: Path) -> None:
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    claude = _revert_killed_after_restore(root, tmp_path)
+    output = claude.submit("/cancel-ralph").output()
+    assert output is not None and "cancelled" in output["reason"], output
+    assert not (root / "red_new.txt").exists()  # the revert finished: nothing of it left
+    assert not (root / "broken.txt").exists()
+    assert "red_new.txt" not in _ever_committed(root)
+    ended = only_archived(root)
+    assert ended.outcome == "cancelled"
+    assert [(item.number, item.gate_action) for item in ended.iterations] == [
+        (1, "repair"), (2, "reverted")], ended.iterations
+    assert not StatePaths(root).intent_file(SESSION).exists()
+
+
+def test_a_cancel_after_a_commit_killed_before_its_save_records_the_committed_iteration(
+        git_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    _green_commit_killed(root, tmp_path)
+    code, out, err = run(capsys, "cancel", "--project", str(root))
+    assert code == 0, (out, err)
+    ended = only_archived(root)
+    sha = git(root, "rev-parse", "HEAD")  # the iteration's commit, made before the kill
+    assert commits(root)[0].startswith("ralph: iteration 1: "), commits(root)
+    assert [(item.number, item.gate_action, item.commit) for item in ended.iterations] == [
+        (1, "committed", sha)], ended.iterations
+    assert "- Iterations: 1 of at most" in Path(ended.report_path).read_text()
+    assert _iteration_commits(root, 1) == 1, commits(root)
+    assert not StatePaths(root).intent_file(SESSION).exists()
+
+
+def test_the_kill_switch_after_a_revert_killed_half_way_still_finishes_the_revert(
+        git_repo: Path, tmp_path: Path) -> None:
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    claude = _revert_killed_after_restore(root, tmp_path)
+    write(root, ".claude/ralph/STOP", "")
+    output = claude.stop("Approach: the stop after the crash").output()
+    assert output is not None and "kill switch" in output["systemMessage"], output
+    assert not (root / "red_new.txt").exists()
+    assert "red_new.txt" not in _ever_committed(root)
+    ended = only_archived(root)
+    assert ended.outcome == "cancelled"
+    assert ended.iterations[-1].gate_action == "reverted", ended.iterations
+    assert not StatePaths(root).intent_file(SESSION).exists()
