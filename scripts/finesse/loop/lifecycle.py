@@ -178,9 +178,32 @@ def cancel_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> Lo
     outcome: Outcome = "aborted" if by in ABORTED_BY else "cancelled"
     message = (f"Ralph loop {outcome} by {by} at iteration "
                f"{state.iteration}/{state.max_iterations}.")
+    state = _with_interrupted_step(store, state, now, outcome)
     ended = replace(end_loop(state, outcome, message, now), ended_by=by)
     finish(store, ended)
+    if state.gate is not None:
+        from finesse.state.intents import Intents
+
+        Intents(store.paths).clear(session_id)  # its step, if any, is finished and recorded
     return ended
+
+
+def _with_interrupted_step(store: LoopStore, state: LoopState, now: datetime,
+                           outcome: Outcome) -> LoopState:
+    """The state with the iteration whose gate step a kill interrupted recorded, that step
+    finished first (`finesse.loop.observe.interrupted_step`): a cancel after a killed stop
+    must not end the loop on a half-reverted tree, nor leave out an iteration git has
+    committed. The state as it is when no step was interrupted."""
+    from finesse.loop.observe import interrupted_step
+
+    step = interrupted_step(state, store)
+    if step is None:
+        return state
+    from finesse.recording import Observation, record
+
+    return record(state, Observation(reply=None, now=now, gate=step,
+                                     tree_fingerprint=gitstate.tree_fingerprint(
+                                         store.paths.root)), outcome)
 
 
 def abort_ended(store: LoopStore, session_id: str, now: datetime, by: str) -> LoopState | None:
