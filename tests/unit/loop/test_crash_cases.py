@@ -448,3 +448,45 @@ def test_the_kill_switch_after_a_revert_killed_half_way_still_finishes_the_rever
     assert ended.outcome == "cancelled"
     assert ended.iterations[-1].gate_action == "reverted", ended.iterations
     assert not StatePaths(root).intent_file(SESSION).exists()
+
+
+# A judge loop's resume, killed at each step of its writes --------------------------------
+
+def test_a_judge_loop_resumed_and_killed_is_never_active_without_its_marker(
+        judge_session: object) -> None:
+    """The hot judge hooks (PreToolUse, SubagentStart, SubagentStop) act only where the
+    session's marker is: a judge loop active without it would let the orchestrator write
+    and count no attempt."""
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.judging import FAIL, WORKER, JudgeSession
+    from tests.helpers.launch import hook_env, run_launcher
+
+    assert isinstance(judge_session, JudgeSession)
+    root = judge_session.root
+    judge_session.start('"Fix it" --judge --criteria "it is fixed" --verify "false" '
+                        '--max-iterations 1')
+    judge_session.worker("w1", {**WORKER, "verifier_runs": [
+        {"cmd": "false", "status": "fail", "output_excerpt": ""}]})
+    judge_session.stop()
+    judge_session.judge("j1", FAIL)
+    judge_session.stop()  # the cap: the loop ends, resumable
+    paths = StatePaths(root)
+    history = {path.name: path.read_bytes() for path in paths.history.iterdir()}
+    resume = prompt_input("/ralph-resume", SESSION, str(root))
+    write_tool = json.dumps({
+        "session_id": SESSION, "cwd": str(root), "hook_event_name": "PreToolUse",
+        "transcript_path": "/nonexistent/transcript.jsonl", "tool_name": "Write",
+        "tool_input": {"file_path": str(root / "x.txt"), "content": "x"}}).encode()
+    outcomes = []
+    for step in range(1, 6):
+        for name, data in history.items():  # the loop as it ended, for each kill
+            (paths.history / name).write_bytes(data)
+        paths.loop_file(SESSION).unlink(missing_ok=True)
+        paths.judge_marker(SESSION).unlink(missing_ok=True)
+        done = run_launcher("prompt", resume, hook_env(root, **{FAULT_ENV: str(step)}), root)
+        active = store_for(root).peek(SESSION) is not None
+        outcomes.append((done.code, active))
+        if active:  # the orchestrator's own write is refused, as in any judge loop
+            guard = run_launcher("pre-tool-use", write_tool, hook_env(root), root)
+            assert "deny" in guard.stdout, f"killed after write step {step}: {guard}"
+    assert (-9, False) in outcomes and (-9, True) in outcomes, outcomes
