@@ -97,9 +97,12 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
     if spent:
         raise UsageError(f"the loop's budget is still spent ({spent}): resume with a larger "
                          f"one, e.g. {' '.join(raised_budgets(reopened))}")
-    store.save(reopened)
     if reopened.judge is not None:
+        # Marked before the save, as a start marks before its save: killed between the
+        # two, a marker with no loop is ignored by every hook, a judge loop without its
+        # marker would go unguarded (the hot hooks look for the marker alone).
         judge_watch.mark(store.paths, reopened.session_id)
+    store.save(reopened)
     return reopened
 
 
