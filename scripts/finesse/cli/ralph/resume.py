@@ -69,10 +69,7 @@ def command(project: str | None, session_id: str | None, max_iterations: int | N
             click.echo(f"ralph resume: {recovered}", err=True)
         state = resume_loop(store, previous,
                             ResumeRequest(max_iterations, timeout_minutes, budgets),
-                            utcnow(), by="`ralph resume`")
-        if headless is not None:
-            state = replace(state, headless=headless)
-            store.save(state)
+                            utcnow(), by="`ralph resume`", headless=headless)
     if headless is not None:
         from finesse.cli.ralph.running import run_loop
 
