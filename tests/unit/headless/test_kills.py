@@ -265,3 +265,28 @@ def test_a_headless_resume_killed_at_every_write_step(git_repo: Path, tmp_path: 
     saved = _limited_run(git_repo, tmp_path)
     for step in range(1, 9):
         _resume_killed_then_again(git_repo, tmp_path, saved, step)
+
+
+@linux_only
+def test_a_run_picked_up_after_its_kill_runs_the_cli_resume_was_given(
+        git_repo: Path, tmp_path: Path, survivors: list[int]) -> None:
+    # `ralph run` killed; its CLI is gone since (upgraded, moved): `ralph resume --claude-bin
+    # NEW` picks the loop up, and must run NEW, not end the loop blocked on the old one.
+    marker = tmp_path / "started"
+    old = FakeClaude(tmp_path / "old", [
+        {"events": [s.init()], "touch": str(marker), "sleep": 120}])
+    process = start_ralph(git_repo, "run", "--claude-bin", str(old.path), "Work",
+                          "--completion-promise", "DONE")
+    kill_when_started(process, marker)
+    (call,) = old.calls
+    survivors.append(call["pid"])
+    wait_for(lambda: gone(call["pid"]), "the agent ended with its ralph run")
+    old.path.unlink()
+    new = FakeClaude(tmp_path / "new", [
+        {"events": s.reply_events("Done.\n<promise>DONE</promise>")}])
+    resumed = subprocess.run([*RALPH, "resume", "--claude-bin", str(new.path)], cwd=git_repo,
+                             env=ralph_env(), capture_output=True, text=True, timeout=120)
+    said = resumed.stdout + resumed.stderr
+    assert "Picking up Ralph run" in said, said
+    assert [loop["outcome"] for loop in loop_files(git_repo)] == ["success"], said
+    assert len(new.calls) == 1, said
