@@ -490,3 +490,36 @@ def test_a_judge_loop_resumed_and_killed_is_never_active_without_its_marker(
             guard = run_launcher("pre-tool-use", write_tool, hook_env(root), root)
             assert "deny" in guard.stdout, f"killed after write step {step}: {guard}"
     assert (-9, False) in outcomes and (-9, True) in outcomes, outcomes
+
+
+# An ending killed right after its archive -------------------------------------------------
+
+_KILL_AFTER_ARCHIVE = """
+import os, signal, sys
+from finesse.state.store import LoopStore
+real = LoopStore.archive
+def archive(self, state):
+    real(self, state)
+    os.kill(os.getpid(), signal.SIGKILL)
+LoopStore.archive = archive
+from finesse.cli.ralph import main
+main(["cancel", "--project", sys.argv[1]])
+"""
+
+
+def test_an_ending_killed_after_its_archive_leaves_both_reports(git_repo: Path) -> None:
+    """Once the history holds the loop nothing runs its ending again: every report it has
+    is written before the archive."""
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    claude = _gate_loop(root)
+    write(root, "green.txt", "green work\n")
+    claude.stop("Approach: green")
+    code = run_python(_KILL_AFTER_ARCHIVE.replace("sys.argv[1]", repr(str(root))), root)
+    assert code == -9
+    ended = only_archived(root)
+    assert ended.outcome == "cancelled" and store_for(root).peek(SESSION) is None
+    report = Path(ended.report_path)
+    assert report.is_file()
+    assert report.with_suffix(".html").is_file()
