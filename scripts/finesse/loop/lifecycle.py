@@ -135,8 +135,8 @@ def end_facts(store: LoopStore, state: LoopState) -> EndFacts:
 
 
 def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str:
-    """End a loop for good: the notebook's last entry and review, the report, the archive,
-    then the HTML report and the notifications (`finesse.loop.afterwards`). Returns the
+    """End a loop for good: the notebook's last entry and review, the report and the HTML
+    report, the archive, then the notifications (`finesse.loop.afterwards`). Returns the
     banner for the user."""
     # Judge mode's parts are imported only by the stops that end a loop: the Stop hook
     # imports this module on every stop.
@@ -161,11 +161,15 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
         store.log(f"the report of loop {state.loop_id} was not written to {target}: {why}")
         state = replace(state, report_path="")
         shown = f"not written ({why}); the ended loop's record is {facts.state_file}"
+    from finesse.loop.afterwards import tell
+    from finesse.loop.html.files import write_loop_html
+
+    # Every report before the archive: once the history holds the loop, nothing runs its
+    # ending again, so a kill after the archive must find them written.
+    html = write_loop_html(store, state, facts)
     store.archive(state)
     judge_watch.unmark(store.paths, state.session_id)
-    from finesse.loop.afterwards import after_end
-
-    after_end(store, state, facts)  # the HTML report, the notifications
+    tell(store, state, html)  # the notifications
     return final_report.banner(state, facts, shown) + judge_banner(state)
 
 

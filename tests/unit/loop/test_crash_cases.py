@@ -516,7 +516,10 @@ def test_an_ending_killed_after_its_archive_leaves_both_reports(git_repo: Path) 
     claude = _gate_loop(root)
     write(root, "green.txt", "green work\n")
     claude.stop("Approach: green")
-    code = run_python(_KILL_AFTER_ARCHIVE.replace("sys.argv[1]", repr(str(root))), root)
+    from tests.helpers.launch import REPO_ROOT
+
+    code = run_python(_KILL_AFTER_ARCHIVE.replace("sys.argv[1]", repr(str(root))), root,
+                      PYTHONPATH=str(REPO_ROOT / "scripts"))  # this checkout's package
     assert code == -9
     ended = only_archived(root)
     assert ended.outcome == "cancelled" and store_for(root).peek(SESSION) is None
