@@ -526,3 +526,46 @@ def test_an_ending_killed_after_its_archive_leaves_both_reports(git_repo: Path) 
     report = Path(ended.report_path)
     assert report.is_file()
     assert report.with_suffix(".html").is_file()
+
+
+@pytest.mark.slow
+def test_a_cancel_killed_at_every_write_step_ends_the_loop_once(
+        git_repo: Path, tmp_path: Path) -> None:
+    """`ralph cancel` killed after each step of its writes (the notebook, both reports, the
+    archive), then run again while the loop is still active: the loop ends once, cancelled,
+    with both reports and one entry in the plan, and `ralph status` says it has ended."""
+    import shutil
+    import subprocess
+    import sys
+
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.launch import RALPH, hook_env, run_ralph
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    _gate_loop(root, notebook=True)
+    claude = LaunchedSession(root, SESSION)
+    write(root, "green.txt", "green work\n")
+    claude.stop("Approach: green")
+    template = tmp_path / "template"
+    shutil.copytree(root, template, symlinks=True)
+    for step in range(1, 40):
+        shutil.rmtree(root)
+        shutil.copytree(template, root, symlinks=True)
+        killed = subprocess.run([sys.executable, str(RALPH), "cancel"], cwd=root,
+                                env=hook_env(root, **{FAULT_ENV: str(step)}),
+                                capture_output=True, timeout=60)
+        if store_for(root).peek(SESSION) is not None:
+            again = run_ralph(root, "cancel")
+            assert again.code == 0, (step, again)
+        where = f"killed after write step {step}"
+        ended = only_archived(root)
+        assert ended.outcome == "cancelled", where
+        assert Path(ended.report_path).is_file(), where
+        assert Path(ended.report_path).with_suffix(".html").is_file(), where
+        assert (root / "tasks/todo.md").read_text().count("### Iteration 1 (") == 1, where
+        assert "No active Ralph loop" in run_ralph(root, "status").stdout, where
+        assert (root / "green.txt").read_text() == "green work\n", where
+        if killed.returncode == 0:
+            return
+    raise AssertionError("over 40 write steps")
