@@ -569,3 +569,50 @@ def test_a_cancel_killed_at_every_write_step_ends_the_loop_once(
         if killed.returncode == 0:
             return
     raise AssertionError("over 40 write steps")
+
+
+# A kill while the user's own git hook runs in a gate commit ----------------------------------
+
+def _stop_in_its_own_group(root: Path, reply: str) -> int:
+    """The Stop hook in a process group of its own (as a terminal or Claude Code may kill a
+    whole group); its exit code."""
+    import subprocess
+    import sys
+
+    from tests.helpers.launch import LAUNCHER, hook_env
+
+    hook = subprocess.Popen([sys.executable, "-S", str(LAUNCHER), "stop"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=root, env=hook_env(root),
+                            start_new_session=True)
+    hook.communicate(_stop_raw(root, reply), timeout=60)
+    return hook.returncode
+
+
+@pytest.mark.parametrize("killed", ["the hook's whole group", "the Stop hook alone"])
+def test_a_kill_while_the_users_prepare_commit_msg_hook_runs(
+        git_repo: Path, tmp_path: Path, killed: str) -> None:
+    """The user's prepare-commit-msg hook (it runs despite --no-verify) is where the gate
+    commit is when the Stop hook is killed: with its git and the hook (git's index.lock
+    left behind), or alone (git goes on and makes the commit). The next stop finds the
+    commit or makes it, once, and git is usable."""
+    from tests.helpers.repo import install_hook
+
+    root = git_repo
+    claude = _gate_loop(root)
+    once = tmp_path / "killed-once"
+    # /proc/PID/stat's fifth field is the process group; the fourth the parent (git).
+    victim = ("-$(cut -d' ' -f5 /proc/$$/stat)" if killed == "the hook's whole group"
+              else "$(cut -d' ' -f4 /proc/$PPID/stat)")
+    install_hook(root, "prepare-commit-msg",
+                 f"[ -e '{once}' ] && exit 0\ntouch '{once}'\nkill -9 {victim}\nsleep 1")
+    write(root, "green.txt", "green work\n")
+    assert _stop_in_its_own_group(root, "Approach: green") == -9
+    claude.stop("Approach: after the crash")
+    write(root, "more.txt", "more\n")
+    claude.stop("Approach: more")
+    assert not (root / ".git" / "index.lock").exists()
+    assert git(root, "status", "--porcelain") == "?? .claude/"
+    assert "green.txt" in files_in(root) and "more.txt" in files_in(root)
+    assert _iteration_commits(root, 1) == 1, commits(root)
+    assert store_for(root).load(SESSION) is not None
