@@ -92,15 +92,33 @@ def gather(state: LoopState, store: LoopStore, source: Source) -> Gathered:
     return Gathered(activity, reading, utcnow(), cancelled_by(store, state, source))
 
 
-def interrupted_step(state: LoopState, store: LoopStore) -> GateStep | None:
-    """A cancelled loop's gate step that a kill interrupted, finished before the loop ends
-    (`finesse.loop.gate.step.finish_interrupted`); None outside gate mode, or with none."""
+def interrupted_step(state: LoopState, store: LoopStore,
+                     env: Mapping[str, str] | None = None) -> GateStep | None:
+    """The gate step a kill interrupted, finished now (`finesse.loop.gate.step.
+    finish_interrupted`): for a cancel (no `env`: nothing of the gate runs), or with `env`
+    for a revert's baseline check. None outside gate mode, or with none."""
     if state.gate is None:
         return None
     from finesse.loop.gate.step import finish_interrupted
     from finesse.state.intents import Intents
+    from finesse.support.verify import run_all
 
-    return finish_interrupted(state, store.paths.root, Intents(store.paths), log=store.log)
+    run = None if env is None else (
+        lambda commands, where: run_all(commands, cwd=where, settings=env))
+    return finish_interrupted(state, store.paths.root, Intents(store.paths), log=store.log,
+                              run=run)
+
+
+def observe_interrupted(state: LoopState, store: LoopStore,
+                        env: Mapping[str, str]) -> Observation | None:
+    """The stop a kill cut short, observed again as far as it can be: its interrupted gate
+    step finished, with no reply (the killed run's is gone). For `ralph run` picking up a
+    loop, before its next agent works; None when no step was interrupted."""
+    step = interrupted_step(state, store, env)
+    if step is None:
+        return None
+    return Observation(reply=None, now=utcnow(), gate=step,
+                       tree_fingerprint=gitstate.tree_fingerprint(store.paths.root))
 
 
 def observe(state: LoopState, store: LoopStore, source: Source,

@@ -184,19 +184,21 @@ def _finish_pending(pending: dict[str, Any], state: LoopState, root: Path,
 
 
 def finish_interrupted(state: LoopState, root: Path, intents: Intents,
-                       log: Log | None = None) -> GateStep | None:
-    """For a loop being cancelled: its gate step interrupted against this very state,
-    finished as its next stop would (a commit git made is the iteration's, a revert is run
-    to its end), but nothing of the gate is run, since the loop ends. So a cancel never
-    leaves a half-reverted tree, nor a committed iteration its record does not name. None
-    when no step was interrupted, or its commit was never made (the iteration's work stays
-    uncommitted in the tree, as any cancelled iteration's does)."""
+                       log: Log | None = None, run: Runner | None = None) -> GateStep | None:
+    """The gate step interrupted against this very state, finished as its next stop would
+    (a commit git made is the iteration's, a revert is run to its end), for a caller that
+    cannot wait for that stop: a cancel (with no `run`: nothing of the gate is run, since
+    the loop ends), or `ralph run` picking up a loop before its next agent works (a revert
+    then checks its baseline with `run`). So no loop ends on, and no agent works on, a
+    half-reverted tree, and no committed iteration goes unrecorded. None when no step was
+    interrupted, or its commit was never made (the iteration's work stays in the tree,
+    for the gate to judge at the next stop)."""
     if state.gate is None:
         return None
     pending = pending_step(intents, state)
     if pending is None:
         return None
-    return _finish_pending(pending, state, root, None, log)
+    return _finish_pending(pending, state, root, run, log)
 
 
 def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
