@@ -616,3 +616,22 @@ def test_a_kill_while_the_users_prepare_commit_msg_hook_runs(
     assert "green.txt" in files_in(root) and "more.txt" in files_in(root)
     assert _iteration_commits(root, 1) == 1, commits(root)
     assert store_for(root).load(SESSION) is not None
+
+
+def test_the_next_prompt_after_a_revert_killed_half_way_finishes_it_before_the_agent_works(
+        git_repo: Path, tmp_path: Path) -> None:
+    """A killed Stop hook lets Claude stop; the person's next prompt sets the agent working
+    again. The half-done revert is finished before that (UserPromptSubmit), not by the next
+    stop over the agent's new work, which the gate would then never see."""
+    root = git_repo
+    claude = _revert_killed_after_restore(root, tmp_path)
+    output = claude.submit("Please go on.").output()
+    assert not (root / "red_new.txt").exists()  # finished before the agent works
+    assert output is not None and "its revert to" in output["systemMessage"], output
+    write(root, "new_work.txt", "the agent's work after the prompt\n")
+    claude.stop("Approach: new work")
+    assert (root / "new_work.txt").read_text() == "the agent's work after the prompt\n"
+    assert "new_work.txt" in files_in(root)  # gated green and committed
+    assert "red_new.txt" not in _ever_committed(root)
+    assert "broken.txt" not in _ever_committed(root)
+    assert not StatePaths(root).intent_file(SESSION).exists()
