@@ -189,6 +189,15 @@ def _prompt_after(project: Project) -> None:
     project.stop("Approach: repaired, and more")
 
 
+def _cancel_after(project: Project) -> None:
+    """The person cancels the loop after the killed stop: it ends on the red iteration's
+    tree or on its base, never on a tree reverted half-way."""
+    project.submit("/cancel-ralph")
+    assert not project.active(), "the cancel did not end the loop"
+    left = {name for name in ("broken.txt", "red_new.txt") if (project.root / name).exists()}
+    assert left in (set(), {"broken.txt", "red_new.txt"}), f"half reverted: only {left} left"
+
+
 def _ending_after(project: Project) -> None:
     project.stop("Approach: done <promise>DONE</promise>")
     assert not project.active(), "the loop did not end"
@@ -210,6 +219,8 @@ SCENARIOS = [
              _prompt_after, green={"after.txt": "the agent's work after the prompt\n"},
              red={"broken.txt"}, kept={"after.txt": "the agent's work after the prompt\n"},
              committed={"after.txt"}),
+    Scenario("red-revert-then-cancel", _red_before, "stop", _stop_raw("Approach: still red"),
+             _cancel_after, red={"broken.txt", "red_new.txt"}),
     Scenario("repair", _repair_before, "stop", _stop_raw("Approach: broke it"), _repair_after,
              green={"green.txt": "green work\n", "fixed.txt": "the repair\n"},
              committed={"green.txt", "fixed.txt"}),
