@@ -36,7 +36,7 @@ from finesse.headless.session import child_argv, child_env, new_session_id
 from finesse.headless.stream_source import StreamSource
 from finesse.loop.lifecycle import cancel_loop, finish, start_loop
 from finesse.loop.notebook import record_iteration
-from finesse.loop.observe import observe
+from finesse.loop.observe import observe, observe_interrupted
 from finesse.loop.request import StartRequest
 from finesse.models import HeadlessRun, LoopState
 from finesse.prompts import loop_prompt
@@ -123,6 +123,10 @@ def _drive(store: LoopStore, run_id: str, cancel: Cancel, progress: Progress | N
         end_left_agent(store, state, shown.say)
     loop_id = state.loop_id
     prompt = loop_prompt(state)
+    picked = _finish_interrupted(store, run_id, environment, shown)
+    if isinstance(picked, Ended):
+        return picked
+    prompt = picked or prompt
     while True:
         with store.locked(run_id):
             state = store.load(run_id)
@@ -145,6 +149,25 @@ def _drive(store: LoopStore, run_id: str, cancel: Cancel, progress: Progress | N
             if waited is not None:
                 return waited
         prompt = step.prompt
+
+
+def _finish_interrupted(store: LoopStore, run_id: str, env: Mapping[str, str],
+                        shown: Progress) -> Ended | str:
+    """A gate step a killed run left half done, finished and recorded before an agent works
+    again (`observe_interrupted`): the next prompt, the loop's end, or "" with none."""
+    with store.locked(run_id):
+        state = store.load(run_id)
+        seen = None if state is None else observe_interrupted(state, store, env)
+        if state is None or seen is None:
+            return ""
+        decision = decide(state, seen)
+        if decision.action == "end":
+            return _end(store, decision, shown)
+        following = record_iteration(store, decision.state, decision.state.iterations[-1],
+                                     decision.notes)
+        store.save(following)
+    shown.iteration_ended(following, following.iterations[-1], "")
+    return decision.reason
 
 
 def _child_timeout(state: LoopState) -> tuple[float | None, str]:

@@ -7,7 +7,8 @@ whether it concerns finesse at all; most do not, and then nothing else is import
   loops folder and the session id appears in the input (one directory listing and a byte
   search). It runs on every stop of every session that has the plugin.
 - `prompt`: only our slash commands; they may need the plugin's virtualenv (built on first
-  use).
+  use). Any other prompt only in a session with a loop here and an intent record (a kill
+  left a step half done: `finesse.hooks.stop.handle_interrupted`), or a `/goal`.
 - `session-start`, `session-end`: only when the project has a `.claude/ralph/` folder.
 - `pre-tool-use`, `subagent-start`, `subagent-stop` (judge mode): only when a judge-mode
   marker of this session is in the project's judge folder (one listing, a byte search).
@@ -49,6 +50,16 @@ def may_have_judge_loop(raw: bytes, root: str) -> bool:
 
     return any(b'"%s"' % name.encode() in raw for name in judge_marker_names(root)
                if name.isascii())
+
+
+def interrupted_here(fields: dict[str, object], root: str) -> bool:
+    """Whether this prompt's session has a loop here and an intent record: a kill may have
+    left its loop half-way through a step, to finish before the agent works again."""
+    from finesse.support.layout import has_intent, loop_file_names
+
+    session = fields.get("session_id")
+    return (isinstance(session, str) and session.isascii()
+            and f"{session}.json" in loop_file_names(root) and has_intent(root, session))
 
 
 def _judge_event(event: str, raw: bytes) -> int:
@@ -98,6 +109,11 @@ def _prompt(raw: bytes) -> int:
             from finesse.hooks.prompt_submit import goal_typed
 
             return run_hook("UserPromptSubmit", goal_typed, io.BytesIO(raw))
+        if interrupted_here(fields, _root()):
+            from finesse.hooks.boundary import run_hook
+            from finesse.hooks.stop import handle_interrupted
+
+            return run_hook("UserPromptSubmit", handle_interrupted, io.BytesIO(raw))
         return 0
     from finesse.support.runtime import RuntimeMissing, activate
 

@@ -8,22 +8,25 @@ its own state (`finesse.hooks.judge_stop`).
 
 from __future__ import annotations
 
-from finesse.engine import decide
+from finesse.engine import Decision, decide
 from finesse.errors import StateError
 from finesse.hooks.boundary import run_hook
 from finesse.hooks.output import HookOutput, continue_turn, tell_user
 from finesse.loop.notebook import record_iteration
-from finesse.loop.observe import TranscriptSource, observe
+from finesse.loop.observe import TranscriptSource, observe, observe_interrupted
 from finesse.loop.recovery import recover
 from finesse.models import LoopState, StopInput
 from finesse.schema import SchemaError, from_dict
 from finesse.state.paths import StatePaths, find_project_root, is_valid_session_id
-from finesse.state.store import CorruptStateError, LoopStore
+from finesse.state.store import CorruptStateError, LockBusy, LoopStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import BinaryIO, TextIO
+
+
+BUSY_SECONDS = 0.5  # how long a prompt waits for a loop's lock before it leaves the step be
 
 
 def _done_with_step(store: LoopStore, state: LoopState) -> None:
@@ -81,6 +84,61 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
     except StateError as err:
         store.log(f"Stop: {err}")
         return tell_user(f"finesse: {err}; this stop went ahead")
+
+
+def handle_interrupted(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
+    """UserPromptSubmit of a prompt that is none of ours, in a session whose loop a kill
+    left half-way through a step (`entry.interrupted_here`): the step is finished and its
+    iteration recorded (with no reply: the killed stop's is gone) before the prompt sets
+    the agent working again; its next stop would otherwise finish a revert over the agent's
+    new work, unseen by the gate. What was done goes to the user; the prompt goes on."""
+    import json
+
+    from finesse.models import PromptInput
+
+    try:
+        data = from_dict(PromptInput, json.loads(raw), strict=False)
+    except (ValueError, RecursionError, SchemaError):
+        return None
+    if not is_valid_session_id(data.session_id):
+        return None
+    # A stop holding the lock is live, not killed: the step is its own, nothing to wait for.
+    store = LoopStore(StatePaths(find_project_root(env, data.cwd or cwd)), BUSY_SECONDS)
+    try:
+        with store.locked(data.session_id):
+            rolled_back = recover(store, data.session_id)
+            if rolled_back is not None:
+                return tell_user(f"finesse: {rolled_back}")
+            state = store.load(data.session_id)
+            seen = (None if state is None or state.judge is not None
+                    else observe_interrupted(state, store, env))
+            if state is None or seen is None or seen.gate is None:
+                return None
+            return tell_user(_decided(store, state, decide(state, seen), seen.gate.recovered))
+    except LockBusy:
+        return None
+    except CorruptStateError as err:
+        store.log(str(err))
+        return tell_user(f"finesse: {err}")
+    except StateError as err:
+        store.log(f"UserPromptSubmit: {err}")
+        return tell_user(f"finesse: {err}; your prompt went ahead")
+
+
+def _decided(store: LoopStore, state: LoopState, decision: Decision, recovered: str) -> str:
+    """The recovered iteration recorded (the loop goes on at its next stop) or the loop
+    ended; what to tell the user."""
+    said = f"finesse: {recovered}" if recovered else "finesse: an interrupted step was finished"
+    if decision.action == "continue":
+        store.save(record_iteration(store, decision.state, decision.state.iterations[-1],
+                                    decision.notes))
+        _done_with_step(store, state)
+        return said
+    from finesse.loop.lifecycle import finish
+
+    banner = finish(store, decision.state, decision.notes)
+    _done_with_step(store, state)
+    return f"{banner}\n{said}"
 
 
 def main(stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:

@@ -1,7 +1,7 @@
-"""What follows a loop's end, once its report is written and it is archived: the HTML
-report beside the Markdown one, then the notifications. Called from the one place every
-loop ends (`finesse.loop.lifecycle.finish`), in a session's Stop hook as in `ralph run`;
-imported only there, at an end, so no stop that continues a loop pays for it.
+"""What follows a loop's end, once its reports are written (the HTML one beside the
+Markdown one, `finesse.loop.html.files`) and it is archived: the notifications. Called from
+the one place every loop ends (`finesse.loop.lifecycle.finish`), in a session's Stop hook as
+in `ralph run`; imported only there, at an end, so no stop that continues a loop pays for it.
 
 Neither part can change the loop's result or fail its end: each problem is logged to the
 project's `.claude/ralph/finesse.log`, and the notifications are back within
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from finesse.loop.final_report import EndFacts
-from finesse.loop.html.files import write_loop_html
 from finesse.models import LoopState
 from finesse.state.store import LoopStore
 
@@ -29,8 +27,3 @@ def tell(store: LoopStore, state: LoopState, html: Path | None) -> None:
         if delivery.problem:
             store.log(f"notify {delivery.target} of loop {state.loop_id}: {delivery.problem}")
 
-
-def after_end(store: LoopStore, state: LoopState, facts: EndFacts) -> None:
-    """Write the HTML report (beside the Markdown one, which the banner names), then send
-    the notifications."""
-    tell(store, state, write_loop_html(store, state, facts))

@@ -135,8 +135,8 @@ def end_facts(store: LoopStore, state: LoopState) -> EndFacts:
 
 
 def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str:
-    """End a loop for good: the notebook's last entry and review, the report, the archive,
-    then the HTML report and the notifications (`finesse.loop.afterwards`). Returns the
+    """End a loop for good: the notebook's last entry and review, the report and the HTML
+    report, the archive, then the notifications (`finesse.loop.afterwards`). Returns the
     banner for the user."""
     # Judge mode's parts are imported only by the stops that end a loop: the Stop hook
     # imports this module on every stop.
@@ -161,11 +161,15 @@ def finish(store: LoopStore, state: LoopState, notes: Sequence[str] = ()) -> str
         store.log(f"the report of loop {state.loop_id} was not written to {target}: {why}")
         state = replace(state, report_path="")
         shown = f"not written ({why}); the ended loop's record is {facts.state_file}"
+    from finesse.loop.afterwards import tell
+    from finesse.loop.html.files import write_loop_html
+
+    # Every report before the archive: once the history holds the loop, nothing runs its
+    # ending again, so a kill after the archive must find them written.
+    html = write_loop_html(store, state, facts)
     store.archive(state)
     judge_watch.unmark(store.paths, state.session_id)
-    from finesse.loop.afterwards import after_end
-
-    after_end(store, state, facts)  # the HTML report, the notifications
+    tell(store, state, html)  # the notifications
     return final_report.banner(state, facts, shown) + judge_banner(state)
 
 
@@ -178,9 +182,32 @@ def cancel_loop(store: LoopStore, session_id: str, now: datetime, by: str) -> Lo
     outcome: Outcome = "aborted" if by in ABORTED_BY else "cancelled"
     message = (f"Ralph loop {outcome} by {by} at iteration "
                f"{state.iteration}/{state.max_iterations}.")
+    state = _with_interrupted_step(store, state, now, outcome)
     ended = replace(end_loop(state, outcome, message, now), ended_by=by)
     finish(store, ended)
+    if state.gate is not None:
+        from finesse.state.intents import Intents
+
+        Intents(store.paths).clear(session_id)  # its step, if any, is finished and recorded
     return ended
+
+
+def _with_interrupted_step(store: LoopStore, state: LoopState, now: datetime,
+                           outcome: Outcome) -> LoopState:
+    """The state with the iteration whose gate step a kill interrupted recorded, that step
+    finished first (`finesse.loop.observe.interrupted_step`): a cancel after a killed stop
+    must not end the loop on a half-reverted tree, nor leave out an iteration git has
+    committed. The state as it is when no step was interrupted."""
+    from finesse.loop.observe import interrupted_step
+
+    step = interrupted_step(state, store)
+    if step is None:
+        return state
+    from finesse.recording import Observation, record
+
+    return record(state, Observation(reply=None, now=now, gate=step,
+                                     tree_fingerprint=gitstate.tree_fingerprint(
+                                         store.paths.root)), outcome)
 
 
 def abort_ended(store: LoopStore, session_id: str, now: datetime, by: str) -> LoopState | None:

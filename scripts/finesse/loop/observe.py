@@ -10,7 +10,8 @@ The order:
    token usage since the last stop, and where the transcript was read to;
 2. the loop-done channel, consumed (never committed, reverted or seen as a change);
 3. a cancel (a signal to `ralph run`, the kill switch, one recorded while a stop held the
-   lock) wins at once: nothing is run, the tree is fingerprinted;
+   lock) wins at once: nothing is run (a gate step a kill interrupted is finished, never
+   left half done), the tree is fingerprinted;
 4. gate mode's step (gate, then commit, repair or revert; or, when the last one was
    interrupted, that step finished instead: `finesse.loop.gate.step`);
 5. the verification commands, only when the engine says a claim needs them;
@@ -28,7 +29,7 @@ from pathlib import Path
 from finesse.models import LoopState, StopInput
 from finesse.record import Record, field, replace
 from finesse.recording import Observation
-from finesse.results import Cursor, ModelUsage, Quota
+from finesse.results import Cursor, GateStep, ModelUsage, Quota
 from finesse.signals import Reading, read_reply
 from finesse.state.quota import read_quota
 from finesse.state.store import LoopStore, utcnow
@@ -91,6 +92,35 @@ def gather(state: LoopState, store: LoopStore, source: Source) -> Gathered:
     return Gathered(activity, reading, utcnow(), cancelled_by(store, state, source))
 
 
+def interrupted_step(state: LoopState, store: LoopStore,
+                     env: Mapping[str, str] | None = None) -> GateStep | None:
+    """The gate step a kill interrupted, finished now (`finesse.loop.gate.step.
+    finish_interrupted`): for a cancel (no `env`: nothing of the gate runs), or with `env`
+    for a revert's baseline check. None outside gate mode, or with none."""
+    if state.gate is None:
+        return None
+    from finesse.loop.gate.step import finish_interrupted
+    from finesse.state.intents import Intents
+    from finesse.support.verify import run_all
+
+    run = None if env is None else (
+        lambda commands, where: run_all(commands, cwd=where, settings=env))
+    return finish_interrupted(state, store.paths.root, Intents(store.paths), log=store.log,
+                              run=run)
+
+
+def observe_interrupted(state: LoopState, store: LoopStore,
+                        env: Mapping[str, str]) -> Observation | None:
+    """The stop a kill cut short, observed again as far as it can be: its interrupted gate
+    step finished, with no reply (the killed run's is gone). For `ralph run` picking up a
+    loop, before its next agent works; None when no step was interrupted."""
+    step = interrupted_step(state, store, env)
+    if step is None:
+        return None
+    return Observation(reply=None, now=utcnow(), gate=step,
+                       tree_fingerprint=gitstate.tree_fingerprint(store.paths.root))
+
+
 def observe(state: LoopState, store: LoopStore, source: Source,
             env: Mapping[str, str]) -> Observation:
     """The whole observation of a stop of a loop that is not in judge mode."""
@@ -107,6 +137,7 @@ def observe(state: LoopState, store: LoopStore, source: Source,
     )
     if gathered.cancelled_by:
         return replace(observation, cancelled=True, cancelled_by=gathered.cancelled_by,
+                       gate=interrupted_step(state, store),
                        tree_fingerprint=gitstate.tree_fingerprint(root))
     if state.gate is not None:
         # Imported here: most loops have no gate, and this path runs on every stop.

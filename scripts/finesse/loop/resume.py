@@ -13,7 +13,7 @@ from finesse.errors import UsageError
 from finesse.loop import judge_watch
 from finesse.loop.lifecycle import first_cursor
 from finesse.loop.neighbours import refuse_beside
-from finesse.models import Budgets, LoopState, ResumeRecord
+from finesse.models import Budgets, HeadlessRun, LoopState, ResumeRecord
 from finesse.record import replace
 from finesse.spend import over_budget, raised_budgets
 from finesse.state.store import LoopStore
@@ -40,12 +40,15 @@ def latest_resumable(store: LoopStore, session_id: str | None) -> LoopState:
 
 
 def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, now: datetime,
-                by: str, transcript: Path | None = None) -> LoopState:
+                by: str, transcript: Path | None = None,
+                headless: HeadlessRun | None = None) -> LoopState:
     """Reopen an ended loop with its history and counters; the caller holds the lock of its
     session. The cap rises to --max-iterations, or by the loop's own cap when it was used
     up; a timeout gets a fresh window; a budget that is spent must be raised (refused
     otherwise: the loop would stop again at once). Gate mode goes on from the branch and
-    commit HEAD is on now: a person may have committed or switched since."""
+    commit HEAD is on now: a person may have committed or switched since. `headless`: how
+    a headless loop runs from now on (`ralph resume --claude-bin`), saved with the rest in
+    one write, so a kill can never leave the loop reopened with the old settings."""
     if store.load(previous.session_id) is not None:
         raise UsageError("a Ralph loop is already running in that session: /cancel-ralph first")
     refuse_beside(store, previous.session_id, gate=bool(previous.gate))
@@ -92,14 +95,18 @@ def resume_loop(store: LoopStore, previous: LoopState, request: ResumeRequest, n
             stop_at_quota=budgets.stop_at_quota or previous.budgets.stop_at_quota),
         cursor=cursor if cursor is not None else previous.cursor,
         resumes=[*previous.resumes, ResumeRecord(at=now, after=previous.outcome or "", by=by)],
+        headless=headless if headless is not None else previous.headless,
     )
     spent = over_budget(reopened)
     if spent:
         raise UsageError(f"the loop's budget is still spent ({spent}): resume with a larger "
                          f"one, e.g. {' '.join(raised_budgets(reopened))}")
-    store.save(reopened)
     if reopened.judge is not None:
+        # Marked before the save, as a start marks before its save: killed between the
+        # two, a marker with no loop is ignored by every hook, a judge loop without its
+        # marker would go unguarded (the hot hooks look for the marker alone).
         judge_watch.mark(store.paths, reopened.session_id)
+    store.save(reopened)
     return reopened
 
 

@@ -23,6 +23,8 @@ HEADLESS_CHILD = "FINESSE_HEADLESS_CHILD"
 # One empty file per judge-mode loop, named by its session id: the PreToolUse and subagent
 # hooks, which fire on every tool call, look here before anything else.
 JUDGE_DIR = OWN_DIR + "/judge"
+# What an interrupted multi-step operation of a session was doing (`finesse.state.intents`).
+INTENTS_DIR = OWN_DIR + "/intents"
 
 
 def project_root(env: object, cwd: str) -> str:
@@ -53,3 +55,9 @@ def judge_marker_names(root: str) -> list[str]:
         return os.listdir(os.path.join(root, JUDGE_DIR))
     except OSError:
         return []
+
+
+def has_intent(root: str, session_id: str) -> bool:
+    """Whether the session has an intent record: an operation of it was interrupted, or its
+    record is yet to be removed. `session_id` is a loop file's name (a plain id)."""
+    return os.path.isfile(os.path.join(root, INTENTS_DIR, session_id + ".json"))

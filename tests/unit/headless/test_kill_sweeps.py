@@ -308,3 +308,40 @@ def test_a_run_killed_while_each_agent_works_resumes_with_one_agent(
     tmp_path: Path, mode: str, iteration: int
 ) -> None:
     agent_killed_once(fresh_project(tmp_path, "project"), tmp_path, mode, iteration)
+
+
+def test_a_run_killed_half_way_through_a_revert_finishes_it_before_the_next_agent(
+        tmp_path: Path) -> None:
+    """`ralph run` killed after a revert's `git restore`, before the iteration's new files
+    are removed: picked up, it finishes the revert before an agent works again. (It started
+    the agent on the half-reverted tree and then finished the revert over the agent's new
+    work, which was removed without the gate ever seeing it.)"""
+    root = fresh_project(tmp_path, "project")
+    claude = FakeClaude(tmp_path / "bin", [
+        {"events": s.reply_events("Started."),
+         "write": {"README.md": "changed\n", "broken.txt": "red\n"}},
+        {"events": s.reply_events("Trying."), "write": {"red_new.txt": "red too\n"}},
+        {"events": s.reply_events("Fresh work.\n<promise>DONE</promise>"),
+         "write": {"first.txt": "the resumed agent's work\n"}},
+        {"events": s.reply_events("Again.\n<promise>DONE</promise>"),
+         "write": {"second.txt": "later work\n"}},
+    ])
+    faulty = FaultyGit(tmp_path / "git")
+    first = subprocess.run(
+        [*RALPH, "run", "--claude-bin", str(claude.path), "Work", "--completion-promise",
+         "DONE", "--gate", "test ! -e broken.txt", "--max-iterations", "6"],
+        cwd=root, env=faulty.env(ralph_env(), kill_on="restore", who="ralph.py"),
+        capture_output=True, text=True, timeout=120)
+    assert first.returncode == -9 and faulty.killed, first.stdout + first.stderr
+    assert (root / "red_new.txt").exists()  # half reverted
+    again = subprocess.run([*RALPH, "resume"], cwd=root, env=ralph_env(),
+                           capture_output=True, text=True, timeout=120)
+    said = again.stdout + again.stderr
+    assert [loop["outcome"] for loop in loop_records(root)] == ["success"], said
+    assert (root / "first.txt").exists(), said  # never removed unseen by the gate
+    assert git(root, "show", "HEAD:first.txt") == "the resumed agent's work", said
+    assert git(root, "show", "HEAD:README.md") == "project"
+    committed = git(root, "log", "--format=", "--name-only", "HEAD").split()
+    assert "broken.txt" not in committed and "red_new.txt" not in committed
+    check_git(root)
+    check_agents(claude)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -215,3 +216,77 @@ def test_a_graph_killed_while_an_agent_works_runs_it_again_and_never_calls_it_me
     assert "every sub-workflow succeeded and was merged" in said
     assert [call["overlap"] for call in claude.calls] == [False] * 4  # each task once more
     assert project_status(git_repo) == ""
+
+
+# `ralph resume` of a headless loop, killed at each step of its writes ------------------------
+# Write steps of `ralph resume --claude-bin NEW`: 1-4 the state's save, then any more. The
+# first kill after the save's rename (3) always runs; every step with `-m slow`.
+
+def _limited_run(root: Path, tmp_path: Path) -> Path:
+    """A headless loop ended at its cap (resumable), whose CLI is gone since; the copy of
+    its state folder to start each kill from."""
+    old = FakeClaude(tmp_path / "old", [{"events": s.reply_events("Started.")}])
+    done = subprocess.run([*RALPH, "run", "--claude-bin", str(old.path), "Work",
+                           "--completion-promise", "DONE", "--max-iterations", "1"],
+                          cwd=root, env=ralph_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 3, done.stdout + done.stderr  # the cap: resumable
+    old.path.unlink()
+    saved = tmp_path / "saved"
+    shutil.copytree(root / ".claude" / "ralph", saved)
+    return saved
+
+
+def _resume_killed_then_again(root: Path, tmp_path: Path, saved: Path, step: int) -> None:
+    own = root / ".claude" / "ralph"
+    shutil.rmtree(own)
+    shutil.copytree(saved, own)
+    new = FakeClaude(tmp_path / f"new-{step}",
+                     [{"events": s.reply_events("Done.\n<promise>DONE</promise>")}] * 2)
+    killed = subprocess.run([*RALPH, "resume", "--claude-bin", str(new.path)], cwd=root,
+                            env=ralph_env(FINESSE_FAULT_DIE_AFTER_WRITE_STEP=str(step)),
+                            capture_output=True, text=True, timeout=120)
+    again = subprocess.run([*RALPH, "resume", "--claude-bin", str(new.path)], cwd=root,
+                           env=ralph_env(), capture_output=True, text=True, timeout=120)
+    said = f"killed after write step {step} ({killed.returncode}): {again.stdout}{again.stderr}"
+    assert [loop["outcome"] for loop in loop_files(root)] == ["success"], said
+    assert len(new.calls) == 1, said
+
+
+@pytest.mark.parametrize("step", [3])
+def test_a_headless_resume_killed_after_its_save_goes_on_with_the_cli_it_was_given(
+        git_repo: Path, tmp_path: Path, step: int) -> None:
+    saved = _limited_run(git_repo, tmp_path)
+    _resume_killed_then_again(git_repo, tmp_path, saved, step)
+
+
+@pytest.mark.slow
+def test_a_headless_resume_killed_at_every_write_step(git_repo: Path, tmp_path: Path) -> None:
+    saved = _limited_run(git_repo, tmp_path)
+    for step in range(1, 9):
+        _resume_killed_then_again(git_repo, tmp_path, saved, step)
+
+
+@linux_only
+def test_a_run_picked_up_after_its_kill_runs_the_cli_resume_was_given(
+        git_repo: Path, tmp_path: Path, survivors: list[int]) -> None:
+    # `ralph run` killed; its CLI is gone since (upgraded, moved): `ralph resume --claude-bin
+    # NEW` picks the loop up, and must run NEW, not end the loop blocked on the old one.
+    marker = tmp_path / "started"
+    old = FakeClaude(tmp_path / "old", [
+        {"events": [s.init()], "touch": str(marker), "sleep": 120}])
+    process = start_ralph(git_repo, "run", "--claude-bin", str(old.path), "Work",
+                          "--completion-promise", "DONE")
+    kill_when_started(process, marker)
+    (call,) = old.calls
+    survivors.append(call["pid"])
+    wait_for(lambda: gone(call["pid"]), "the agent ended with its ralph run")
+    old.path.unlink()
+    new = FakeClaude(tmp_path / "new", [
+        {"events": s.reply_events("Done.\n<promise>DONE</promise>")}])
+    resumed = subprocess.run([*RALPH, "resume", "--claude-bin", str(new.path)], cwd=git_repo,
+                             env=ralph_env(), capture_output=True, text=True, timeout=120)
+    said = resumed.stdout + resumed.stderr
+    assert "Picking up Ralph run" in said, said
+    assert [loop["outcome"] for loop in loop_files(git_repo)] == ["success"], said
+    assert len(new.calls) == 1, said

@@ -386,8 +386,6 @@ def test_another_sessions_calls_leave_an_interrupted_step_to_its_own_loop(
 
 # Temps of our own state files ---------------------------------------------------------------
 
-
-
 def test_a_state_save_killed_before_its_rename_leaves_a_temp_the_next_start_removes(
         git_repo: Path, tmp_path: Path) -> None:
     root = git_repo
@@ -408,3 +406,260 @@ def test_a_state_save_killed_before_its_rename_leaves_a_temp_the_next_start_remo
     live.write_text("{}")
     LaunchedSession(root, "third-session").submit('/ralph-loop "Third" --max-iterations 3')
     assert live.exists()
+
+
+# A cancel after a killed gate step --------------------------------------------------------
+# Esc during a long gate command kills the Stop hook; the person then cancels the loop. The
+# cancel must finish the interrupted step as the loop's next stop would have, not end the
+# loop on a half-reverted tree or with a committed iteration its record never names.
+
+def _revert_killed_after_restore(root: Path, tmp_path: Path) -> LaunchedSession:
+    claude = _gate_loop(root)
+    write(root, "broken.txt", "red\n")
+    git(root, "add", "broken.txt")
+    write(root, "red_new.txt", "made by the red iteration\n")
+    claude.stop("Approach: a first try")  # red: the repair is asked
+    killed = FaultyGit(tmp_path / "fault").run("stop", _stop_raw(root, "Approach: repair"),
+                                                root, kill_on="restore")
+    assert killed.killed, killed
+    return claude
+
+
+def test_a_cancel_after_a_revert_killed_half_way_finishes_the_revert(
+        git_repo: Path, tmp_path: Path) -> None:
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    claude = _revert_killed_after_restore(root, tmp_path)
+    output = claude.submit("/cancel-ralph").output()
+    assert output is not None and "cancelled" in output["reason"], output
+    assert not (root / "red_new.txt").exists()  # the revert finished: nothing of it left
+    assert not (root / "broken.txt").exists()
+    assert "red_new.txt" not in _ever_committed(root)
+    ended = only_archived(root)
+    assert ended.outcome == "cancelled"
+    assert [(item.number, item.gate_action) for item in ended.iterations] == [
+        (1, "repair"), (2, "reverted")], ended.iterations
+    assert not StatePaths(root).intent_file(SESSION).exists()
+
+
+def test_a_cancel_after_a_commit_killed_before_its_save_records_the_committed_iteration(
+        git_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    _green_commit_killed(root, tmp_path)
+    code, out, err = run(capsys, "cancel", "--project", str(root))
+    assert code == 0, (out, err)
+    ended = only_archived(root)
+    sha = git(root, "rev-parse", "HEAD")  # the iteration's commit, made before the kill
+    assert commits(root)[0].startswith("ralph: iteration 1: "), commits(root)
+    assert [(item.number, item.gate_action, item.commit) for item in ended.iterations] == [
+        (1, "committed", sha)], ended.iterations
+    assert "- Iterations: 1 of at most" in Path(ended.report_path).read_text()
+    assert _iteration_commits(root, 1) == 1, commits(root)
+    assert not StatePaths(root).intent_file(SESSION).exists()
+
+
+def test_the_kill_switch_after_a_revert_killed_half_way_still_finishes_the_revert(
+        git_repo: Path, tmp_path: Path) -> None:
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    claude = _revert_killed_after_restore(root, tmp_path)
+    write(root, ".claude/ralph/STOP", "")
+    output = claude.stop("Approach: the stop after the crash").output()
+    assert output is not None and "kill switch" in output["systemMessage"], output
+    assert not (root / "red_new.txt").exists()
+    assert "red_new.txt" not in _ever_committed(root)
+    ended = only_archived(root)
+    assert ended.outcome == "cancelled"
+    assert ended.iterations[-1].gate_action == "reverted", ended.iterations
+    assert not StatePaths(root).intent_file(SESSION).exists()
+
+
+# A judge loop's resume, killed at each step of its writes --------------------------------
+
+def test_a_judge_loop_resumed_and_killed_is_never_active_without_its_marker(
+        judge_session: object) -> None:
+    """The hot judge hooks (PreToolUse, SubagentStart, SubagentStop) act only where the
+    session's marker is: a judge loop active without it would let the orchestrator write
+    and count no attempt."""
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.judging import FAIL, WORKER, JudgeSession
+    from tests.helpers.launch import hook_env, run_launcher
+
+    assert isinstance(judge_session, JudgeSession)
+    root = judge_session.root
+    judge_session.start('"Fix it" --judge --criteria "it is fixed" --verify "false" '
+                        '--max-iterations 1')
+    judge_session.worker("w1", {**WORKER, "verifier_runs": [
+        {"cmd": "false", "status": "fail", "output_excerpt": ""}]})
+    judge_session.stop()
+    judge_session.judge("j1", FAIL)
+    judge_session.stop()  # the cap: the loop ends, resumable
+    paths = StatePaths(root)
+    history = {path.name: path.read_bytes() for path in paths.history.iterdir()}
+    resume = prompt_input("/ralph-resume", SESSION, str(root))
+    write_tool = json.dumps({
+        "session_id": SESSION, "cwd": str(root), "hook_event_name": "PreToolUse",
+        "transcript_path": "/nonexistent/transcript.jsonl", "tool_name": "Write",
+        "tool_input": {"file_path": str(root / "x.txt"), "content": "x"}}).encode()
+    outcomes = []
+    for step in range(1, 6):
+        for name, data in history.items():  # the loop as it ended, for each kill
+            (paths.history / name).write_bytes(data)
+        paths.loop_file(SESSION).unlink(missing_ok=True)
+        paths.judge_marker(SESSION).unlink(missing_ok=True)
+        done = run_launcher("prompt", resume, hook_env(root, **{FAULT_ENV: str(step)}), root)
+        active = store_for(root).peek(SESSION) is not None
+        outcomes.append((done.code, active))
+        if active:  # the orchestrator's own write is refused, as in any judge loop
+            guard = run_launcher("pre-tool-use", write_tool, hook_env(root), root)
+            assert "deny" in guard.stdout, f"killed after write step {step}: {guard}"
+    assert (-9, False) in outcomes and (-9, True) in outcomes, outcomes
+
+
+# An ending killed right after its archive -------------------------------------------------
+
+_KILL_AFTER_ARCHIVE = """
+import os, signal, sys
+from finesse.state.store import LoopStore
+real = LoopStore.archive
+def archive(self, state):
+    real(self, state)
+    os.kill(os.getpid(), signal.SIGKILL)
+LoopStore.archive = archive
+from finesse.cli.ralph import main
+main(["cancel", "--project", sys.argv[1]])
+"""
+
+
+def test_an_ending_killed_after_its_archive_leaves_both_reports(git_repo: Path) -> None:
+    """Once the history holds the loop nothing runs its ending again: every report it has
+    is written before the archive."""
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    claude = _gate_loop(root)
+    write(root, "green.txt", "green work\n")
+    claude.stop("Approach: green")
+    from tests.helpers.launch import REPO_ROOT
+
+    code = run_python(_KILL_AFTER_ARCHIVE.replace("sys.argv[1]", repr(str(root))), root,
+                      PYTHONPATH=str(REPO_ROOT / "scripts"))  # this checkout's package
+    assert code == -9
+    ended = only_archived(root)
+    assert ended.outcome == "cancelled" and store_for(root).peek(SESSION) is None
+    report = Path(ended.report_path)
+    assert report.is_file()
+    assert report.with_suffix(".html").is_file()
+
+
+@pytest.mark.slow
+def test_a_cancel_killed_at_every_write_step_ends_the_loop_once(
+        git_repo: Path, tmp_path: Path) -> None:
+    """`ralph cancel` killed after each step of its writes (the notebook, both reports, the
+    archive), then run again while the loop is still active: the loop ends once, cancelled,
+    with both reports and one entry in the plan, and `ralph status` says it has ended."""
+    import shutil
+    import subprocess
+    import sys
+
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.launch import RALPH, hook_env, run_ralph
+    from tests.helpers.states import only_archived
+
+    root = git_repo
+    _gate_loop(root, notebook=True)
+    claude = LaunchedSession(root, SESSION)
+    write(root, "green.txt", "green work\n")
+    claude.stop("Approach: green")
+    template = tmp_path / "template"
+    shutil.copytree(root, template, symlinks=True)
+    for step in range(1, 40):
+        shutil.rmtree(root)
+        shutil.copytree(template, root, symlinks=True)
+        killed = subprocess.run([sys.executable, str(RALPH), "cancel"], cwd=root,
+                                env=hook_env(root, **{FAULT_ENV: str(step)}),
+                                capture_output=True, timeout=60)
+        if store_for(root).peek(SESSION) is not None:
+            again = run_ralph(root, "cancel")
+            assert again.code == 0, (step, again)
+        where = f"killed after write step {step}"
+        ended = only_archived(root)
+        assert ended.outcome == "cancelled", where
+        assert Path(ended.report_path).is_file(), where
+        assert Path(ended.report_path).with_suffix(".html").is_file(), where
+        assert (root / "tasks/todo.md").read_text().count("### Iteration 1 (") == 1, where
+        assert "No active Ralph loop" in run_ralph(root, "status").stdout, where
+        assert (root / "green.txt").read_text() == "green work\n", where
+        if killed.returncode == 0:
+            return
+    raise AssertionError("over 40 write steps")
+
+
+# A kill while the user's own git hook runs in a gate commit ----------------------------------
+
+def _stop_in_its_own_group(root: Path, reply: str) -> int:
+    """The Stop hook in a process group of its own (as a terminal or Claude Code may kill a
+    whole group); its exit code."""
+    import subprocess
+    import sys
+
+    from tests.helpers.launch import LAUNCHER, hook_env
+
+    hook = subprocess.Popen([sys.executable, "-S", str(LAUNCHER), "stop"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=root, env=hook_env(root),
+                            start_new_session=True)
+    hook.communicate(_stop_raw(root, reply), timeout=60)
+    return hook.returncode
+
+
+@pytest.mark.parametrize("killed", ["the hook's whole group", "the Stop hook alone"])
+def test_a_kill_while_the_users_prepare_commit_msg_hook_runs(
+        git_repo: Path, tmp_path: Path, killed: str) -> None:
+    """The user's prepare-commit-msg hook (it runs despite --no-verify) is where the gate
+    commit is when the Stop hook is killed: with its git and the hook (git's index.lock
+    left behind), or alone (git goes on and makes the commit). The next stop finds the
+    commit or makes it, once, and git is usable."""
+    from tests.helpers.repo import install_hook
+
+    root = git_repo
+    claude = _gate_loop(root)
+    once = tmp_path / "killed-once"
+    # /proc/PID/stat's fifth field is the process group; the fourth the parent (git).
+    victim = ("-$(cut -d' ' -f5 /proc/$$/stat)" if killed == "the hook's whole group"
+              else "$(cut -d' ' -f4 /proc/$PPID/stat)")
+    install_hook(root, "prepare-commit-msg",
+                 f"[ -e '{once}' ] && exit 0\ntouch '{once}'\nkill -9 {victim}\nsleep 1")
+    write(root, "green.txt", "green work\n")
+    assert _stop_in_its_own_group(root, "Approach: green") == -9
+    claude.stop("Approach: after the crash")
+    write(root, "more.txt", "more\n")
+    claude.stop("Approach: more")
+    assert not (root / ".git" / "index.lock").exists()
+    assert git(root, "status", "--porcelain") == "?? .claude/"
+    assert "green.txt" in files_in(root) and "more.txt" in files_in(root)
+    assert _iteration_commits(root, 1) == 1, commits(root)
+    assert store_for(root).load(SESSION) is not None
+
+
+def test_the_next_prompt_after_a_revert_killed_half_way_finishes_it_before_the_agent_works(
+        git_repo: Path, tmp_path: Path) -> None:
+    """A killed Stop hook lets Claude stop; the person's next prompt sets the agent working
+    again. The half-done revert is finished before that (UserPromptSubmit), not by the next
+    stop over the agent's new work, which the gate would then never see."""
+    root = git_repo
+    claude = _revert_killed_after_restore(root, tmp_path)
+    output = claude.submit("Please go on.").output()
+    assert not (root / "red_new.txt").exists()  # finished before the agent works
+    assert output is not None and "its revert to" in output["systemMessage"], output
+    write(root, "new_work.txt", "the agent's work after the prompt\n")
+    claude.stop("Approach: new work")
+    assert (root / "new_work.txt").read_text() == "the agent's work after the prompt\n"
+    assert "new_work.txt" in files_in(root)  # gated green and committed
+    assert "red_new.txt" not in _ever_committed(root)
+    assert "broken.txt" not in _ever_committed(root)
+    assert not StatePaths(root).intent_file(SESSION).exists()

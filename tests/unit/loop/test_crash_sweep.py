@@ -81,6 +81,16 @@ class Project:
         return stop.handle(stop_input(reply, SESSION, str(self.root)), env_for(self.root),
                            str(self.root))
 
+    def type(self, prompt: str) -> dict[str, object] | None:
+        """A prompt of the person's own (none of our commands), as the hook entry
+        dispatches it."""
+        from finesse.hooks import entry, stop
+
+        raw = prompt_input(prompt, SESSION, str(self.root))
+        if not entry.interrupted_here(json.loads(raw), str(self.root)):
+            return None
+        return stop.handle_interrupted(raw, env_for(self.root), str(self.root))
+
     def write(self, name: str, text: str = "work\n") -> None:
         write(self.root, name, text)
 
@@ -170,6 +180,24 @@ def _notebook_after(project: Project) -> None:
     project.stop("Approach: two")
 
 
+def _prompt_after(project: Project) -> None:
+    """The killed stop let Claude stop; the person types a prompt and the agent repairs
+    the iteration (the red file gone, if the revert has not removed it) and does more."""
+    project.type("Please go on.")
+    (project.root / "broken.txt").unlink(missing_ok=True)
+    project.write("after.txt", "the agent's work after the prompt\n")
+    project.stop("Approach: repaired, and more")
+
+
+def _cancel_after(project: Project) -> None:
+    """The person cancels the loop after the killed stop: it ends on the red iteration's
+    tree or on its base, never on a tree reverted half-way."""
+    project.submit("/cancel-ralph")
+    assert not project.active(), "the cancel did not end the loop"
+    left = {name for name in ("broken.txt", "red_new.txt") if (project.root / name).exists()}
+    assert left in (set(), {"broken.txt", "red_new.txt"}), f"half reverted: only {left} left"
+
+
 def _ending_after(project: Project) -> None:
     project.stop("Approach: done <promise>DONE</promise>")
     assert not project.active(), "the loop did not end"
@@ -185,6 +213,14 @@ SCENARIOS = [
     Scenario("red-revert", _red_before, "stop", _stop_raw("Approach: still red"), _red_after,
              green={"good.txt": "green work\n"}, red={"broken.txt", "red_new.txt"},
              committed={"good.txt"}),
+    # Its work after the prompt is never removed unseen by the gate (a revert the kill
+    # left half done is finished before the agent works again).
+    Scenario("red-revert-then-prompt", _red_before, "stop", _stop_raw("Approach: still red"),
+             _prompt_after, green={"after.txt": "the agent's work after the prompt\n"},
+             red={"broken.txt"}, kept={"after.txt": "the agent's work after the prompt\n"},
+             committed={"after.txt"}),
+    Scenario("red-revert-then-cancel", _red_before, "stop", _stop_raw("Approach: still red"),
+             _cancel_after, red={"broken.txt", "red_new.txt"}),
     Scenario("repair", _repair_before, "stop", _stop_raw("Approach: broke it"), _repair_after,
              green={"green.txt": "green work\n", "fixed.txt": "the repair\n"},
              committed={"green.txt", "fixed.txt"}),

@@ -53,6 +53,8 @@ def command(project: str | None, session_id: str | None, max_iterations: int | N
     if orphan is not None:
         from finesse.cli.ralph.running import run_loop
 
+        if claude_bin is not None or wait_on_limit:
+            _run_with(store, orphan.session_id, claude_bin, wait_on_limit)
         click.echo(f"Picking up Ralph run {orphan.loop_id} at iteration {orphan.iteration}/"
                    f"{orphan.max_iterations}: the process that ran it is gone.", err=as_json)
         return run_loop(store, orphan.session_id, as_json=as_json)
@@ -69,10 +71,7 @@ def command(project: str | None, session_id: str | None, max_iterations: int | N
             click.echo(f"ralph resume: {recovered}", err=True)
         state = resume_loop(store, previous,
                             ResumeRequest(max_iterations, timeout_minutes, budgets),
-                            utcnow(), by="`ralph resume`")
-        if headless is not None:
-            state = replace(state, headless=headless)
-            store.save(state)
+                            utcnow(), by="`ralph resume`", headless=headless)
     if headless is not None:
         from finesse.cli.ralph.running import run_loop
 
@@ -95,3 +94,20 @@ def _undriven_headless(store: LoopStore, session_id: str | None) -> LoopState | 
     return next((loop for loop in store.active_loops()
                  if loop.headless is not None and session_id in (None, loop.session_id)
                  and not is_driven(store, loop.session_id)), None)
+
+
+def _run_with(store: LoopStore, session_id: str, claude_bin: str | None,
+              wait_on_limit: bool) -> None:
+    """A picked-up headless loop goes on with the CLI and the --wait-on-limit it was resumed
+    with (its old CLI may be gone since its `ralph run` was killed), saved under its lock
+    before it is driven; the rest of its record (the agent it may have left) as it is."""
+    from finesse.cli.ralph.run import check_claude
+
+    with store.locked(session_id):
+        state = store.load(session_id)
+        if state is None or state.headless is None:
+            return
+        headless = state.headless
+        store.save(replace(state, headless=replace(
+            headless, claude=check_claude(claude_bin) if claude_bin else headless.claude,
+            wait_on_limit=wait_on_limit or headless.wait_on_limit)))

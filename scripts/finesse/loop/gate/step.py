@@ -108,13 +108,15 @@ def _commit(state: LoopState, root: Path, results: list[CommandResult], message_
 
 
 def _revert(state: LoopState, root: Path, results: list[CommandResult], base: str,
-            run: Runner) -> GateStep:
+            run: Runner | None) -> GateStep:
+    """The revert, then the gate on the reverted baseline (not with no `run`: a cancel ends
+    the loop, and runs nothing of the gate's)."""
     reverted = revert.revert_to(root, base, loop_id=state.loop_id,
                                 spare=[state.notebook] if state.notebook else [])
+    baseline = None if run is None else run(state.gate.commands if state.gate else [], root)
     return GateStep(results, "reverted", commit=reverted.revert_commit,
                     restored=list(reverted.restored), removed=list(reverted.removed),
-                    untouched=list(reverted.untouched), baseline=run(state.gate.commands
-                                                                     if state.gate else [], root))
+                    untouched=list(reverted.untouched), baseline=baseline)
 
 
 def _clear_own_lock(root: Path, record: dict[str, Any]) -> None:
@@ -126,7 +128,7 @@ def _clear_own_lock(root: Path, record: dict[str, Any]) -> None:
 
 
 def _finish(record: dict[str, Any], state: LoopState, root: Path,
-            run: Runner) -> GateStep | None:
+            run: Runner | None) -> GateStep | None:
     """The interrupted step, finished: a commit git has already made is taken as this
     stop's step; a revert is run again (restoring what is restored already changes
     nothing; what is left of the iteration's files is removed), since a half-reverted tree
@@ -163,6 +165,42 @@ def _remove_own_temps(state: LoopState, root: Path) -> None:
         remove_stale_temps(notebook.parent, prefix=f".{notebook.name}.")
 
 
+def _finish_pending(pending: dict[str, Any], state: LoopState, root: Path,
+                    run: Runner | None, log: Log | None) -> GateStep | None:
+    """The interrupted step `pending` finished (`_finish`), or an error step when the branch
+    moved or git failed; None when its commit was never made."""
+    assert state.gate is not None
+    moved = _branch_moved(state.gate, root)
+    if moved:
+        return GateStep(_results(pending) or [], "error", error=moved)
+    _remove_own_temps(state, root)
+    try:
+        finished = _finish(pending, state, root, run)
+    except FinesseError as err:
+        finished = GateStep(_results(pending) or [], "error", error=str(err))
+    if finished is not None and log is not None and finished.recovered:
+        log(f"loop {state.loop_id}: {finished.recovered}")
+    return finished
+
+
+def finish_interrupted(state: LoopState, root: Path, intents: Intents,
+                       log: Log | None = None, run: Runner | None = None) -> GateStep | None:
+    """The gate step interrupted against this very state, finished as its next stop would
+    (a commit git made is the iteration's, a revert is run to its end), for a caller that
+    cannot wait for that stop: a cancel (with no `run`: nothing of the gate is run, since
+    the loop ends), or `ralph run` picking up a loop before its next agent works (a revert
+    then checks its baseline with `run`). So no loop ends on, and no agent works on, a
+    half-reverted tree, and no committed iteration goes unrecorded. None when no step was
+    interrupted, or its commit was never made (the iteration's work stays in the tree,
+    for the gate to judge at the next stop)."""
+    if state.gate is None:
+        return None
+    pending = pending_step(intents, state)
+    if pending is None:
+        return None
+    return _finish_pending(pending, state, root, run, log)
+
+
 def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
                   intents: Intents | None = None, log: Log | None = None) -> GateStep:
     gate = state.gate
@@ -170,17 +208,8 @@ def run_gate_step(state: LoopState, root: Path, reply: str | None, run: Runner,
         raise ValueError("a gate step for a loop without a gate")
     pending = pending_step(intents, state)
     if pending is not None:
-        moved = _branch_moved(gate, root)
-        if moved:
-            return GateStep(_results(pending) or [], "error", error=moved)
-        _remove_own_temps(state, root)
-        try:
-            finished = _finish(pending, state, root, run)
-        except FinesseError as err:
-            finished = GateStep(_results(pending) or [], "error", error=str(err))
+        finished = _finish_pending(pending, state, root, run, log)
         if finished is not None:
-            if log is not None and finished.recovered:
-                log(f"loop {state.loop_id}: {finished.recovered}")
             return finished
         if log is not None:
             log(f"loop {state.loop_id}: the gate step of iteration {state.iteration} was "
