@@ -295,7 +295,6 @@ def kill_self() -> None:
 
 
 def signal_leader(leader: int, forcibly: bool) -> None:
-    """End, gently or forcibly, the group the process `leader` leads (or it alone if it leads
-    none): for a child of an earlier process, recorded and identified
-    (`finesse.support.survivors`), so no Popen object of it exists here."""
+    """End, gently or forcibly, the group `leader` leads (or it alone): a child of an earlier
+    process, recorded and identified (`finesse.support.survivors`), with no Popen here."""
     platform_groups().signal_leader(leader, forcibly)
