@@ -635,3 +635,18 @@ def test_the_next_prompt_after_a_revert_killed_half_way_finishes_it_before_the_a
     assert "red_new.txt" not in _ever_committed(root)
     assert "broken.txt" not in _ever_committed(root)
     assert not StatePaths(root).intent_file(SESSION).exists()
+
+
+def test_point6_a_temp_left_beside_the_notebook_is_removed_in_a_loop_without_a_gate(
+        git_repo: Path) -> None:
+    """A temp file a killed write left beside the plan (`.claude/ralph/` was on another file
+    system) is the plugin's, in the user's tree: the next write of the plan removes it, gate
+    or no gate."""
+    root = git_repo
+    write(root, "tasks/todo.md", NOTEBOOK)
+    claude = LaunchedSession(root, SESSION)
+    claude.submit("/ralph-loop Work --max-iterations 5")
+    write(root, "tasks/.todo.md.999999.123.tmp", "half a plan")
+    claude.stop("Approach: one")
+    assert "### Iteration 1 (" in (root / "tasks/todo.md").read_text()
+    assert not (root / "tasks/.todo.md.999999.123.tmp").exists()
