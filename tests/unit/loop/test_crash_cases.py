@@ -650,3 +650,28 @@ def test_point6_a_temp_left_beside_the_notebook_is_removed_in_a_loop_without_a_g
     claude.stop("Approach: one")
     assert "### Iteration 1 (" in (root / "tasks/todo.md").read_text()
     assert not (root / "tasks/.todo.md.999999.123.tmp").exists()
+
+
+def test_ralph_ci_killed_in_its_write_leaves_no_temp_once_run_again(git_repo: Path) -> None:
+    """`ralph ci` writes into the user's tree (`.github/workflows/`), its temp file beside
+    the workflow; killed before the rename and run again, nothing of the killed write is
+    left there to be committed with the workflow."""
+    import subprocess
+    import sys
+
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.graphs import workflow, write_plan
+    from tests.helpers.launch import RALPH, hook_env
+
+    root = git_repo
+    write_plan(root, "demo", [workflow("alpha"), workflow("beta", ["alpha"])])
+    command = [sys.executable, str(RALPH), "ci", "finesse-plans/demo", "--finesse",
+               "git+https://example.com/finesse@abc123"]
+    killed = subprocess.run(command, cwd=root, env=hook_env(root, **{FAULT_ENV: "1"}),
+                            capture_output=True, timeout=60)
+    assert killed.returncode == -9
+    again = subprocess.run(command, cwd=root, env=hook_env(root), capture_output=True,
+                           timeout=60)
+    assert again.returncode == 0, again
+    assert sorted(path.name for path in (root / ".github" / "workflows").iterdir()) == [
+        "ralph-demo.yml"]
