@@ -16,7 +16,7 @@ from finesse.record import replace
 from finesse.state.store import LoopStore
 from finesse.support import git as gitstate
 from finesse.support.files import read_text, shown_name
-from finesse.support.writes import real_target, remove_stale_temps, write_atomic
+from finesse.support.writes import remove_stale_temps, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,9 +53,7 @@ def edit(store: LoopStore, state: LoopState, change: list[tuple[str, str]]) -> N
             # nothing in the project that a commit could pick up (and the next write
             # removes what a killed one left there).
             remove_stale_temps(store.paths.temp)
-            target = real_target(path)  # beside it when our folder was on another file system
-            remove_stale_temps(target.parent, prefix=f".{target.name}.")
-            write_atomic(path, text, temp_dir=store.paths.temp)
+            write_atomic(path, text, temp_dir=store.paths.temp)  # and any temp beside the plan
     except (OSError, UnicodeDecodeError, FinesseError) as err:
         store.log(f"loop {state.loop_id}: could not write the plan {path}: {err}")
 
