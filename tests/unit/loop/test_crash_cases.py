@@ -675,3 +675,21 @@ def test_ralph_ci_killed_in_its_write_leaves_no_temp_once_run_again(git_repo: Pa
     assert again.returncode == 0, again
     assert sorted(path.name for path in (root / ".github" / "workflows").iterdir()) == [
         "ralph-demo.yml"]
+
+
+def test_point7_a_second_loop_in_a_plan_notes_its_own_iterations(session: object) -> None:
+    """An entry already in the plan is skipped only when it is this loop's (a stop killed
+    after its notebook write, run again): a later loop's iteration 1 is noted beside an
+    earlier loop's, not taken for it."""
+    from tests.helpers.hooks import Session
+
+    assert isinstance(session, Session)
+    write(session.root, "tasks/todo.md", NOTEBOOK)
+    session.submit("/ralph-loop Work --max-iterations 5")
+    session.stop("Approach: the first loop's try")
+    session.submit("/cancel-ralph")
+    session.submit("/ralph-loop Work again --max-iterations 5")
+    session.stop("Approach: the second loop's try")
+    plan = (session.root / "tasks/todo.md").read_text()
+    assert plan.count("### Iteration 1 (") == 2, plan
+    assert "- Approach: the second loop's try\n" in plan, plan
