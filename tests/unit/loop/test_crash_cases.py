@@ -693,3 +693,25 @@ def test_point7_a_second_loop_in_a_plan_notes_its_own_iterations(session: object
     plan = (session.root / "tasks/todo.md").read_text()
     assert plan.count("### Iteration 1 (") == 2, plan
     assert "- Approach: the second loop's try\n" in plan, plan
+
+
+def test_point7_the_entry_a_killed_stop_wrote_is_replaced_by_the_one_recorded(
+        git_repo: Path, tmp_path: Path) -> None:
+    """The stop killed after its notebook write never saved its record; the next stop
+    records the iteration as it saw it, and the plan says the same: one entry, the
+    recorded one, not the killed stop's."""
+    root = git_repo
+    write(root, "tasks/todo.md", NOTEBOOK)
+    claude = LaunchedSession(root, SESSION)
+    claude.submit("/ralph-loop Work --max-iterations 5")
+    killed = FaultyGit(tmp_path / "fault").run(
+        "stop", _stop_raw(root, "Approach: the killed stop's try"), root, kill_on="status",
+        nth=2)
+    assert killed.killed, killed
+    claude.stop("Approach: the try recorded")
+    [recorded] = store_for(root).load(SESSION).iterations  # type: ignore[union-attr]
+    plan = (root / "tasks/todo.md").read_text()
+    assert plan.count("### Iteration 1 (") == 1, plan
+    assert recorded.approach == "the try recorded"
+    assert "- Approach: the try recorded\n" in plan, plan
+    assert "the killed stop's try" not in plan, plan
