@@ -41,8 +41,7 @@ def edit(store: LoopStore, state: LoopState, change: list[tuple[str, str]]) -> N
         before = text
         for kind, markdown in change:
             if kind == "attempt":
-                if not _has_attempt(text, markdown, f"{state.started_at:%Y-%m-%d %H:%M}"):
-                    text = todo.append_attempt(text, markdown)
+                text = _noted(text, markdown, f"{state.started_at:%Y-%m-%d %H:%M}")
             elif kind == "note":
                 if not _has_note(text, markdown):
                     text = todo.append_review_note(text, markdown)
@@ -58,18 +57,14 @@ def edit(store: LoopStore, state: LoopState, change: list[tuple[str, str]]) -> N
         store.log(f"loop {state.loop_id}: could not write the plan {path}: {err}")
 
 
-def _has_attempt(text: str, entry: str, since: str) -> bool:
-    """Whether the plan has this loop's entry for this iteration already (a stop killed
-    after writing it and before its state was saved runs again): every iteration is noted
-    once. An entry whose time (`YYYY-MM-DD HH:MM`, which sorts as time does) is before
-    `since`, the loop's start, is an earlier loop's in the same plan, not this one's."""
-    heading = entry.split("(", 1)[0] + "("  # "### Iteration N ("
-    for line in text.splitlines():
-        if line.startswith(heading):
-            stamp = line[len(heading):len(heading) + len(since)]
-            if not (len(stamp) == len(since) and stamp[:4].isdigit()) or stamp >= since:
-                return True
-    return False
+def _noted(text: str, entry: str, since: str) -> str:
+    """The plan with this iteration's entry: appended, or in place of the one this loop
+    wrote for it already (a stop killed after writing it, before its record was saved, ran
+    again and recorded it as it saw it then): every iteration is noted once, as recorded."""
+    span = todo.attempt_span(text, entry.split("(", 1)[0] + "(", since)
+    if span is None:
+        return todo.append_attempt(text, entry)
+    return todo.replace_attempt(text, span, entry)
 
 
 def _has_note(text: str, note: str) -> bool:
