@@ -715,3 +715,38 @@ def test_point7_the_entry_a_killed_stop_wrote_is_replaced_by_the_one_recorded(
     assert recorded.approach == "the try recorded"
     assert "- Approach: the try recorded\n" in plan, plan
     assert "the killed stop's try" not in plan, plan
+
+
+def test_a_judges_verdict_killed_after_its_plan_entry_is_noted_as_the_next_judge_found(
+        judge_session: object) -> None:
+    """SubagentStop of a judge killed after the plan's entry, before the state's save: the
+    attempt is still open, a new judge gives the verdict that counts, and the plan says so."""
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.judging import FAIL, JUDGE_TYPE, PASS, WORKER, JudgeSession
+    from tests.helpers.launch import hook_env, run_launcher
+
+    assert isinstance(judge_session, JudgeSession)
+    root = judge_session.root
+    write(root, "tasks/todo.md", "## Goal\nFix it.\n\n## Acceptance Criteria\n- it is fixed\n\n"
+                                 "## Verification Commands\n- `true`\n\n## Attempts\n\n"
+                                 "## Review\n")
+    judge_session.start("--judge --plan tasks/todo.md")
+    judge_session.worker("w1", {**WORKER, "verifier_runs": [
+        {"cmd": "true", "status": "pass", "output_excerpt": ""}]})
+    judge_session.stop()
+    judge_session.subagent_start("j1", JUDGE_TYPE)
+    verdict = json.dumps({
+        "session_id": SESSION, "cwd": str(root), "hook_event_name": "SubagentStop",
+        "transcript_path": "/nonexistent/transcript.jsonl", "agent_id": "j1",
+        "agent_type": JUDGE_TYPE, "stop_hook_active": False,
+        "last_assistant_message": "```json\n" + json.dumps(FAIL) + "\n```"}).encode()
+    # write steps 1-4: the plan's entry; 5-8: the state's save
+    killed = run_launcher("subagent-stop", verdict, hook_env(root, **{FAULT_ENV: "3"}), root)
+    assert killed.code == -9
+    assert "- Result: failed" in (root / "tasks/todo.md").read_text()
+    judge_session.stop()  # the verdict never counted: a new judge is asked for
+    judge_session.judge("j2", PASS)
+    judge_session.stop()
+    plan = (root / "tasks/todo.md").read_text()
+    assert plan.count("### Iteration 1 (") == 1, plan
+    assert "- Result: success" in plan and "- Result: failed" not in plan, plan
