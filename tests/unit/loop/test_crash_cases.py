@@ -750,3 +750,24 @@ def test_a_judges_verdict_killed_after_its_plan_entry_is_noted_as_the_next_judge
     plan = (root / "tasks/todo.md").read_text()
     assert plan.count("### Iteration 1 (") == 1, plan
     assert "- Result: success" in plan and "- Result: failed" not in plan, plan
+
+
+def test_a_judge_start_killed_before_its_save_leaves_no_marker_once_recovered(
+        git_repo: Path) -> None:
+    """The marker is made before the save (so a judge loop is never active without it);
+    killed between them, the session's next start rolls the start back, marker too: every
+    tool call of the session would otherwise load a loop state that is not there."""
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.launch import hook_env, run_launcher
+
+    root = git_repo
+    start = prompt_input('/ralph-loop "Fix it" --judge --criteria "it is fixed" --verify true',
+                         SESSION, str(root))
+    killed = run_launcher("prompt", start, hook_env(root, **{FAULT_ENV: "5"}), root)
+    assert killed.code == -9  # steps 1-4: the start's intent; 5: the loop's temp file
+    marker = StatePaths(root).judge_marker(SESSION)
+    assert marker.exists() and store_for(root).peek(SESSION) is None
+    claude = LaunchedSession(root, SESSION)
+    output = claude.submit("/ralph-loop Work --max-iterations 3").output()
+    assert output is not None and "hookSpecificOutput" in output, output
+    assert not marker.exists()
