@@ -41,8 +41,7 @@ def edit(store: LoopStore, state: LoopState, change: list[tuple[str, str]]) -> N
         before = text
         for kind, markdown in change:
             if kind == "attempt":
-                if not _has_attempt(text, markdown):
-                    text = todo.append_attempt(text, markdown)
+                text = _noted(text, markdown, f"{state.started_at:%Y-%m-%d %H:%M}")
             elif kind == "note":
                 if not _has_note(text, markdown):
                     text = todo.append_review_note(text, markdown)
@@ -53,16 +52,19 @@ def edit(store: LoopStore, state: LoopState, change: list[tuple[str, str]]) -> N
             # nothing in the project that a commit could pick up (and the next write
             # removes what a killed one left there).
             remove_stale_temps(store.paths.temp)
-            write_atomic(path, text, temp_dir=store.paths.temp)
+            write_atomic(path, text, temp_dir=store.paths.temp)  # and any temp beside the plan
     except (OSError, UnicodeDecodeError, FinesseError) as err:
         store.log(f"loop {state.loop_id}: could not write the plan {path}: {err}")
 
 
-def _has_attempt(text: str, entry: str) -> bool:
-    """Whether the plan has this iteration's entry already (a stop killed after writing it
-    and before its state was saved runs again): every iteration is noted once."""
-    heading = entry.split("(", 1)[0]  # "### Iteration N "
-    return any(line.startswith(heading + "(") for line in text.splitlines())
+def _noted(text: str, entry: str, since: str) -> str:
+    """The plan with this iteration's entry: appended, or in place of the one this loop
+    wrote for it already (a stop killed after writing it, before its record was saved, ran
+    again and recorded it as it saw it then): every iteration is noted once, as recorded."""
+    span = todo.attempt_span(text, entry.split("(", 1)[0] + "(", since)
+    if span is None:
+        return todo.append_attempt(text, entry)
+    return todo.replace_attempt(text, span, entry)
 
 
 def _has_note(text: str, note: str) -> bool:

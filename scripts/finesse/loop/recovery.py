@@ -67,6 +67,19 @@ def _clear_own_lock(store: LoopStore, record: dict[str, object]) -> None:
                             record)
 
 
+def _unmark_unless_judged(store: LoopStore, session_id: str) -> None:
+    """A judge start marks the session before it saves the loop: killed between the two,
+    the marker outlives the start, and every tool call of the session would load a state
+    that is not there. Removed unless a judge loop of the session is active."""
+    if not store.paths.judge_marker(session_id).exists():
+        return
+    state = store.load(session_id)
+    if state is None or state.judge is None:
+        from finesse.loop import judge_watch
+
+        judge_watch.unmark(store.paths, session_id)
+
+
 def recover(store: LoopStore, session_id: str) -> str | None:
     """Finish or roll back the session's interrupted operation; a line saying what was
     recovered, or None when there was nothing to recover (or it is left to the next stop)."""
@@ -78,6 +91,7 @@ def recover(store: LoopStore, session_id: str) -> str | None:
         _clear_own_lock(store, record)  # a --allow-dirty snapshot's failed commit, killed
         said = withdraw(store, session_id, str(record.get("started_at")),
                         "its start was interrupted (the hook was killed) before Claude was told")
+        _unmark_unless_judged(store, session_id)  # a judge start killed before its save
         intents.clear(session_id)
         return said
     if record.get("op") == GATE_OP:

@@ -101,10 +101,14 @@ def write_atomic(path: Path, text: str, *, temp_dir: Path | None = None,
     before the rename leaves nothing a commit could pick up). `durable`: the folder is
     synced after the rename too, so the new file survives a power cut (intent records).
     `follow_links=False`: a link at `path` is replaced by the file (`ralph ci --force`).
+    A temp file a killed write of this file left beside it is removed first.
     """
     target = real_target(path) if follow_links else path
     folder = target.parent
     folder.mkdir(parents=True, exist_ok=True)
+    # A temp a killed write of this very file left beside it (in the user's tree, for a
+    # file there) never outlives the next write.
+    remove_stale_temps(folder, of=target.name)
     try:
         before: os.stat_result | None = os.stat(target)
     except (OSError, ValueError):
@@ -142,10 +146,11 @@ def _keep_owner_and_mode(descriptor: int, before: os.stat_result) -> None:
         os.fchmod(descriptor, stat.S_IMODE(before.st_mode))
 
 
-def remove_stale_temps(folder: Path, prefix: str = ".") -> list[str]:
-    """Remove the temp files of `write_atomic` in `folder` (named `<prefix>...`) whose writer
-    is gone (a write killed before its rename); the names removed. A live writer's temp (its
-    pid still runs) stays."""
+def remove_stale_temps(folder: Path, prefix: str = ".", of: str | None = None) -> list[str]:
+    """Remove the temp files of `write_atomic` in `folder` (named `<prefix>...`, or with `of`
+    those of that one file) whose writer is gone (a write killed before its rename); the
+    names removed. A live writer's temp (its pid still runs) stays; with `of`, this
+    process's too (another of its threads may be writing that file)."""
     removed: list[str] = []
     try:
         entries = list(os.scandir(folder))
@@ -154,11 +159,14 @@ def remove_stale_temps(folder: Path, prefix: str = ".") -> list[str]:
     for entry in entries:
         parts = entry.name.rsplit(".", 3)
         if (not entry.name.startswith(prefix) or len(parts) != 4 or parts[3] != "tmp"
-                or not parts[1].isdigit()):
+                or not parts[1].isdigit() or (of is not None and parts[0] != f".{of}")):
             continue
         from finesse.support.processes import pid_alive  # only when there is one
 
-        if int(parts[1]) != os.getpid() and pid_alive(int(parts[1])):
+        if int(parts[1]) == os.getpid():
+            if of is not None:
+                continue
+        elif pid_alive(int(parts[1])):
             continue
         with contextlib.suppress(OSError):
             os.unlink(entry.path)

@@ -663,3 +663,139 @@ def test_the_next_prompt_after_a_revert_killed_half_way_finishes_it_before_the_a
     assert "red_new.txt" not in _ever_committed(root)
     assert "broken.txt" not in _ever_committed(root)
     assert not StatePaths(root).intent_file(SESSION).exists()
+
+
+def test_point6_a_temp_left_beside_the_notebook_is_removed_in_a_loop_without_a_gate(
+        git_repo: Path) -> None:
+    """A temp file a killed write left beside the plan (`.claude/ralph/` was on another file
+    system) is the plugin's, in the user's tree: the next write of the plan removes it, gate
+    or no gate."""
+    root = git_repo
+    write(root, "tasks/todo.md", NOTEBOOK)
+    claude = LaunchedSession(root, SESSION)
+    claude.submit("/ralph-loop Work --max-iterations 5")
+    write(root, "tasks/.todo.md.999999.123.tmp", "half a plan")
+    claude.stop("Approach: one")
+    assert "### Iteration 1 (" in (root / "tasks/todo.md").read_text()
+    assert not (root / "tasks/.todo.md.999999.123.tmp").exists()
+
+
+def test_ralph_ci_killed_in_its_write_leaves_no_temp_once_run_again(git_repo: Path) -> None:
+    """`ralph ci` writes into the user's tree (`.github/workflows/`), its temp file beside
+    the workflow; killed before the rename and run again, nothing of the killed write is
+    left there to be committed with the workflow."""
+    import subprocess
+    import sys
+
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.graphs import workflow, write_plan
+    from tests.helpers.launch import RALPH, hook_env
+
+    root = git_repo
+    write_plan(root, "demo", [workflow("alpha"), workflow("beta", ["alpha"])])
+    command = [sys.executable, str(RALPH), "ci", "finesse-plans/demo", "--finesse",
+               "git+https://example.com/finesse@abc123"]
+    killed = subprocess.run(command, cwd=root, env=hook_env(root, **{FAULT_ENV: "1"}),
+                            capture_output=True, timeout=60)
+    assert killed.returncode == -9
+    again = subprocess.run(command, cwd=root, env=hook_env(root), capture_output=True,
+                           timeout=60)
+    assert again.returncode == 0, again
+    assert sorted(path.name for path in (root / ".github" / "workflows").iterdir()) == [
+        "ralph-demo.yml"]
+
+
+def test_point7_a_second_loop_in_a_plan_notes_its_own_iterations(session: object) -> None:
+    """An entry already in the plan is skipped only when it is this loop's (a stop killed
+    after its notebook write, run again): a later loop's iteration 1 is noted beside an
+    earlier loop's, not taken for it."""
+    from tests.helpers.hooks import Session
+
+    assert isinstance(session, Session)
+    write(session.root, "tasks/todo.md", NOTEBOOK)
+    session.submit("/ralph-loop Work --max-iterations 5")
+    session.stop("Approach: the first loop's try")
+    session.submit("/cancel-ralph")
+    session.submit("/ralph-loop Work again --max-iterations 5")
+    session.stop("Approach: the second loop's try")
+    plan = (session.root / "tasks/todo.md").read_text()
+    assert plan.count("### Iteration 1 (") == 2, plan
+    assert "- Approach: the second loop's try\n" in plan, plan
+
+
+def test_point7_the_entry_a_killed_stop_wrote_is_replaced_by_the_one_recorded(
+        git_repo: Path, tmp_path: Path) -> None:
+    """The stop killed after its notebook write never saved its record; the next stop
+    records the iteration as it saw it, and the plan says the same: one entry, the
+    recorded one, not the killed stop's."""
+    root = git_repo
+    write(root, "tasks/todo.md", NOTEBOOK)
+    claude = LaunchedSession(root, SESSION)
+    claude.submit("/ralph-loop Work --max-iterations 5")
+    killed = FaultyGit(tmp_path / "fault").run(
+        "stop", _stop_raw(root, "Approach: the killed stop's try"), root, kill_on="status",
+        nth=2)
+    assert killed.killed, killed
+    claude.stop("Approach: the try recorded")
+    [recorded] = store_for(root).load(SESSION).iterations  # type: ignore[union-attr]
+    plan = (root / "tasks/todo.md").read_text()
+    assert plan.count("### Iteration 1 (") == 1, plan
+    assert recorded.approach == "the try recorded"
+    assert "- Approach: the try recorded\n" in plan, plan
+    assert "the killed stop's try" not in plan, plan
+
+
+def test_a_judges_verdict_killed_after_its_plan_entry_is_noted_as_the_next_judge_found(
+        judge_session: object) -> None:
+    """SubagentStop of a judge killed after the plan's entry, before the state's save: the
+    attempt is still open, a new judge gives the verdict that counts, and the plan says so."""
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.judging import FAIL, JUDGE_TYPE, PASS, WORKER, JudgeSession
+    from tests.helpers.launch import hook_env, run_launcher
+
+    assert isinstance(judge_session, JudgeSession)
+    root = judge_session.root
+    write(root, "tasks/todo.md", "## Goal\nFix it.\n\n## Acceptance Criteria\n- it is fixed\n\n"
+                                 "## Verification Commands\n- `true`\n\n## Attempts\n\n"
+                                 "## Review\n")
+    judge_session.start("--judge --plan tasks/todo.md")
+    judge_session.worker("w1", {**WORKER, "verifier_runs": [
+        {"cmd": "true", "status": "pass", "output_excerpt": ""}]})
+    judge_session.stop()
+    judge_session.subagent_start("j1", JUDGE_TYPE)
+    verdict = json.dumps({
+        "session_id": SESSION, "cwd": str(root), "hook_event_name": "SubagentStop",
+        "transcript_path": "/nonexistent/transcript.jsonl", "agent_id": "j1",
+        "agent_type": JUDGE_TYPE, "stop_hook_active": False,
+        "last_assistant_message": "```json\n" + json.dumps(FAIL) + "\n```"}).encode()
+    # write steps 1-4: the plan's entry; 5-8: the state's save
+    killed = run_launcher("subagent-stop", verdict, hook_env(root, **{FAULT_ENV: "3"}), root)
+    assert killed.code == -9
+    assert "- Result: failed" in (root / "tasks/todo.md").read_text()
+    judge_session.stop()  # the verdict never counted: a new judge is asked for
+    judge_session.judge("j2", PASS)
+    judge_session.stop()
+    plan = (root / "tasks/todo.md").read_text()
+    assert plan.count("### Iteration 1 (") == 1, plan
+    assert "- Result: success" in plan and "- Result: failed" not in plan, plan
+
+
+def test_a_judge_start_killed_before_its_save_leaves_no_marker_once_recovered(
+        git_repo: Path) -> None:
+    """The marker is made before the save (so a judge loop is never active without it);
+    killed between them, the session's next start rolls the start back, marker too: every
+    tool call of the session would otherwise load a loop state that is not there."""
+    from finesse.support.writes import FAULT_ENV
+    from tests.helpers.launch import hook_env, run_launcher
+
+    root = git_repo
+    start = prompt_input('/ralph-loop "Fix it" --judge --criteria "it is fixed" --verify true',
+                         SESSION, str(root))
+    killed = run_launcher("prompt", start, hook_env(root, **{FAULT_ENV: "5"}), root)
+    assert killed.code == -9  # steps 1-4: the start's intent; 5: the loop's temp file
+    marker = StatePaths(root).judge_marker(SESSION)
+    assert marker.exists() and store_for(root).peek(SESSION) is None
+    claude = LaunchedSession(root, SESSION)
+    output = claude.submit("/ralph-loop Work --max-iterations 3").output()
+    assert output is not None and "hookSpecificOutput" in output, output
+    assert not marker.exists()

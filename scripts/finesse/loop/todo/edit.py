@@ -140,6 +140,41 @@ def append_attempt(text: str, entry: str) -> str:
     return _insert(text, at, block)
 
 
+def attempt_span(text: str, heading_start: str, since: str) -> tuple[int, int] | None:
+    """Where this loop's entry for one iteration is in `## Attempts`: from its heading line
+    (`heading_start` is "### Iteration N (") to its last non-blank line before the next
+    heading, outside fenced code; None when there is none. An entry whose time (`YYYY-MM-DD
+    HH:MM`, which sorts as time does) is before `since`, the loop's start, is an earlier
+    loop's in the same plan, not this one's."""
+    section = parse_sections(text).get(ATTEMPTS)
+    if section is None:
+        return None
+    fences = Fences()
+    found: int | None = None
+    for start, line, _ in lines_with_offsets(text, section.body_start, section.body_end):
+        if fences.step(line) is not None:
+            continue
+        if found is not None and heading(line) is not None:
+            return found, _content_end(text, found, start)
+        stamp = line[len(heading_start):len(heading_start) + len(since)]
+        if found is None and line.startswith(heading_start) and (
+                not (len(stamp) == len(since) and stamp[:4].isdigit()) or stamp >= since):
+            found = start
+    return None if found is None else (found, _content_end(text, found, section.body_end))
+
+
+def replace_attempt(text: str, span: tuple[int, int], entry: str) -> str:
+    """The plan with the entry at `span` (`attempt_span`) replaced by `entry`, when it holds
+    nothing but the loop's own lines (its heading, then `- ` items): one a person added to
+    is left as it is. Every byte outside the span stays."""
+    start, end = span
+    body = list(lines_with_offsets(text, start, end))[1:]
+    if any(line.strip() and not line.startswith("- ") for _, line, _ in body):
+        return text
+    block = _block(entry, _newline(text))
+    return _glue(text[:start], block, text[end:]) if block else text
+
+
 def _marker_offset(text: str, section: Section) -> int | None:
     """Where REVIEW_MARKER's line starts in the section's body, outside fenced code."""
     fences = Fences()

@@ -211,3 +211,35 @@ def test_review_and_note_are_in_review(text: str, review: list[str], note: str) 
     assert f"- {note}{newline}" in body
     # rindex: the user's own text above may quote the marker (in a fence, say)
     assert body.index(f"- {note}") < body.rindex(REVIEW_MARKER)
+
+
+def _with_entry(extra: str = "") -> str:
+    return ("## Goal\nWork.\n\n## Attempts\n\n### Iteration 1 (2026-11-30 07:00 UTC)\n"
+            "- Result: old\n" + extra + "\n### Iteration 2 (2026-11-30 08:00 UTC)\n"
+            "- Result: red\n\n## Review\n")
+
+
+def test_replace_attempt_replaces_this_loops_entry_and_nothing_else() -> None:
+    from finesse.loop.todo.edit import attempt_span, replace_attempt
+
+    text = _with_entry()
+    span = attempt_span(text, "### Iteration 1 (", "2026-11-30 07:00")
+    assert span is not None
+    after = replace_attempt(text, span, "### Iteration 1 (2026-11-30 07:03 UTC)\n"
+                                        "- Result: new\n")
+    assert after == text.replace("07:00 UTC)\n- Result: old", "07:03 UTC)\n- Result: new")
+
+
+def test_replace_attempt_leaves_an_entry_a_person_added_to() -> None:
+    from finesse.loop.todo.edit import attempt_span, replace_attempt
+
+    text = _with_entry("My own note on this one.\n")
+    span = attempt_span(text, "### Iteration 1 (", "2026-11-30 07:00")
+    assert span is not None
+    assert replace_attempt(text, span, "### Iteration 1 (2026-11-30 07:03 UTC)\n") == text
+
+
+def test_an_earlier_loops_entry_is_not_this_loops() -> None:
+    from finesse.loop.todo.edit import attempt_span
+
+    assert attempt_span(_with_entry(), "### Iteration 1 (", "2026-11-30 07:01") is None
