@@ -23,6 +23,7 @@ the error names the hook.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -153,7 +154,19 @@ def _scope_changes(git: Git) -> list[str]:
     modified, deleted, and untracked not ignored."""
     modified = git_out(git, "ls-files", "--modified", "--deleted", "-z", *SCOPE)
     staged = git_out(git, "diff", "--cached", "--name-only", "--relative", "-z", *SCOPE)
-    return sorted({*split_names(modified), *split_names(staged), *untracked_in(git)})
+    names = {*split_names(modified), *split_names(staged), *untracked_in(git)}
+    return sorted(name for name in names if _committable_kind(git.root / name))
+
+
+def _committable_kind(path: Path) -> bool:
+    """Whether git can stage what is at `path`: a file, a link, a folder (a submodule) or
+    nothing (a deletion). A FIFO, socket or device in place of a file would fail the whole
+    commit ("updating files failed"); it stays as it is, uncommitted."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return True
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)
 
 
 def _stage(git: Git, names: Sequence[str]) -> None:

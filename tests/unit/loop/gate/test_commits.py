@@ -233,6 +233,21 @@ def test_commit_iteration_commits_the_iterations_changes(gate_project: Path) -> 
     assert branch(gate_project) == start_branch
 
 
+def test_a_fifo_in_place_of_a_file_is_left_out_of_the_commit(gate_project: Path) -> None:
+    """git cannot commit a FIFO: a tracked file the agent replaced by one (or a new one)
+    failed the whole commit ("updating files failed") and ended the loop as a failure. The
+    FIFO stays as it is, uncommitted, and the rest of the iteration is committed."""
+    (gate_project / "src/util.py").unlink()
+    os.mkfifo(gate_project / "src/util.py")
+    os.mkfifo(gate_project / "new.pipe")
+    write(gate_project, "src/added.py", "ADDED = 1\n")
+    sha = commit_iteration(gate_project, iteration=1, summary="Add", loop_id="loop-7f3a")
+    assert sha == head(gate_project)
+    assert git_out(gate_project, "show", "--name-status", "--format=", sha) == "A\tsrc/added.py\n"
+    assert staged(gate_project) == ""
+    assert (gate_project / "src/util.py").is_fifo() and (gate_project / "new.pipe").is_fifo()
+
+
 def test_an_empty_iteration_makes_no_commit(gate_project: Path) -> None:
     start, count = head(gate_project), commit_count(gate_project)
     make_ignored(gate_project)
