@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from finesse.errors import FinesseError, UsageError
+from finesse.loop.gate.commit_problems import commit_problem
 from finesse.support.files import shown_name
 from finesse.support.git import SCOPE, Git, GitError, join_names, split_names
 from finesse.support.git_index import SavedIndex
@@ -176,20 +177,6 @@ def _stage(git: Git, names: Sequence[str]) -> None:
          "--pathspec-file-nul", data=join_names(names))
 
 
-def _hook_problem(git: Git, reason: str) -> str:
-    """Why `git commit` failed, naming the repository's prepare-commit-msg hook when one
-    is installed (it runs even with --no-verify, and git itself names no hook)."""
-    hooks = git.text("rev-parse", "--git-path", "hooks")
-    if hooks:
-        hook = Path(hooks) if Path(hooks).is_absolute() else git.root / hooks
-        hook = hook / "prepare-commit-msg"
-        if hook.is_file() and os.access(hook, os.X_OK):
-            said = "" if reason.startswith("exit status") else f" ({reason})"
-            return (f"the repository's prepare-commit-msg hook {hook} rejected the commit"
-                    f"{said}: fix the hook, or remove it for this loop; nothing was committed")
-    return f"git commit failed in {git.root}: {reason}; nothing was committed"
-
-
 def _commit(git: Git, message: str, names: Sequence[str]) -> str | None:
     """Commit the changes of `names` (the project's, nothing else) with `message`; None
     when they add up to no change. On failure the index is put back as it was."""
@@ -209,7 +196,7 @@ def _commit(git: Git, message: str, names: Sequence[str]) -> str | None:
                        "--pathspec-from-file=-", "--pathspec-file-nul",
                        env=_identity_env(git), data=join_names(staged))
         if done.code != 0:
-            raise GateError(_hook_problem(git, done.reason()))
+            raise GateError(commit_problem(git, done))
     except BaseException:
         saved.restore()
         raise

@@ -323,6 +323,23 @@ def test_a_failing_prepare_commit_msg_hook_is_named_and_the_index_left_as_it_was
     assert status(gate_project) == " M src/app.py\nA  staged.py\n?? untracked.py\n"
 
 
+def test_a_commit_git_cannot_sign_says_so(gate_project: Path) -> None:
+    """commit.gpgsign on, and the signing program cannot run here (no key, no agent, a
+    pinentry with no terminal): git's last line, "failed to write commit object", was all
+    the loop said. It names the signing and what to do; the index is left as it was."""
+    git_out(gate_project, "config", "commit.gpgsign", "true")
+    git_out(gate_project, "config", "gpg.program", str(gate_project / "no-such-gpg"))
+    work_in_progress(gate_project)
+    before = (head(gate_project), staged(gate_project), status(gate_project))
+    with pytest.raises(GateError) as failed:
+        commit_iteration(gate_project, iteration=1, summary="s", loop_id="l1")
+    assert str(failed.value) == (
+        "git could not sign the commit (commit.gpgsign is on: error: gpg failed to sign the "
+        "data): make signing work without a prompt, or turn it off for this repository "
+        "(git config commit.gpgsign false); nothing was committed")
+    assert (head(gate_project), staged(gate_project), status(gate_project)) == before
+
+
 def test_a_silent_failing_hook_in_core_hooks_path_is_named(gate_project: Path) -> None:
     hook = write(gate_project, "githooks/prepare-commit-msg", "#!/bin/sh\nexit 3\n")
     hook.chmod(0o755)
