@@ -219,6 +219,10 @@ def handle(raw: bytes, env: Mapping[str, str], cwd: str) -> HookOutput | None:
     if not is_valid_session_id(data.session_id):
         return block(f"finesse: this session id cannot hold a loop: {data.session_id!r}")
     store = LoopStore(StatePaths(find_project_root(env, data.cwd or cwd)))
+    if not store.paths.root.is_dir():  # removed since Claude Code started there
+        origin = "CLAUDE_PROJECT_DIR" if env.get("CLAUDE_PROJECT_DIR") else "the cwd"
+        return block(f"finesse: the project folder {store.paths.root} ({origin}) does not "
+                     "exist any more: start Claude Code again in your project")
     try:
         if command.name in ("ralph-loop", "finesse-execute"):
             return _start(store, data, command)

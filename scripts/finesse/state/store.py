@@ -173,7 +173,13 @@ class LoopStore:
         if state.outcome is None:
             raise ValueError("only an ended loop is archived")
         target = self.paths.history / f"{state.loop_id}.json"
-        write_atomic(target, state.to_json())
+        try:
+            write_atomic(target, state.to_json())
+        except OSError as err:  # history/ a file, a FIFO, a read-only folder: the loop stays
+            raise StateError(
+                f"cannot archive the ended loop into {self.paths.history} "
+                f"({err.strerror or err}): make it a writable folder (move what is there "
+                "aside); the loop is still active, and its next stop or cancel ends it") from None
         self.clear_request(state.session_id)
         try:
             self.paths.loop_file(state.session_id).unlink()

@@ -222,3 +222,16 @@ def test_a_merge_that_cannot_be_pushed_merges_nothing(remote: Path, tmp_path: Pa
     assert done.stopped.endswith("): nothing of this wave is merged on it; re-run this job")
     assert (done.merged, done.commit, remote_branches(remote)["main"]) == ([], start, start)
     assert done.rows[0].note == f"not merged: {done.stopped}"
+
+
+def test_a_report_holding_bytes_that_are_not_utf8_is_still_in_the_summary(
+    remote: Path, tmp_path: Path
+) -> None:
+    """The loop's report keeps a reply's U+DC80 as the byte 0x80: the job summary left the
+    whole report out for that one byte. It shows it, the byte as U+FFFD."""
+    from finesse.headless.ci import summary
+
+    end = run_task(remote, tmp_path, "alpha", {"alpha/done.txt": "a\n"})
+    assert end.loop.state is not None
+    Path(end.loop.state.report_path).write_bytes(b"# Ralph loop report\n\n- Learning: l\x80\n")
+    assert "# Ralph loop report\n\n- Learning: l\ufffd\n" in summary.task(end)

@@ -416,3 +416,18 @@ def test_finesse_execute_checks_the_prompt_with_its_own_cap(git_repo: Path) -> N
     started = submit(git_repo, command + "8")
     assert started is not None and "systemMessage" in started
     assert active(git_repo).max_iterations == 8
+
+
+@pytest.mark.parametrize("prompt", ["/ralph-loop go", "/ralph-status", "/cancel-ralph"])
+def test_a_project_folder_that_no_longer_exists_is_never_made_again(
+        tmp_path: Path, prompt: str) -> None:
+    """CLAUDE_PROJECT_DIR names the folder Claude Code started in; removed since (a worktree
+    cleaned up, a checkout deleted), /ralph-loop made it again, with .claude/ralph/ inside,
+    outside any project. One line says so, and nothing is made."""
+    gone = tmp_path / "removed" / "project"
+    raw = prompt_input(prompt, cwd=str(tmp_path))
+    assert prompt_submit.handle(raw, {"CLAUDE_PROJECT_DIR": str(gone)}, str(tmp_path)) == {
+        "decision": "block",
+        "reason": f"finesse: the project folder {gone} (CLAUDE_PROJECT_DIR) does not exist "
+                  "any more: start Claude Code again in your project"}
+    assert not (tmp_path / "removed").exists()

@@ -184,6 +184,26 @@ def test_archive_writes_history_and_removes_the_active_file(
     assert store.active_loops() == []
 
 
+def test_archive_into_a_history_that_is_no_folder_says_so_and_keeps_the_loop(
+    git_repo: Path, store: LoopStore
+) -> None:
+    """Something not a folder where history/ goes: the end was a FileExistsError traceback
+    from `ralph run` and a silent stop from the hook. One line says what to do, and the
+    loop's file is kept, so nothing of it is lost."""
+    state = make_state(git_repo)
+    store.save(state)
+    store.paths.history.write_text("mine\n")
+    ended = replace(state, **{"outcome": "success", "ended_at": T1, "end_message": "done"})
+    with pytest.raises(StateError) as refused:
+        store.archive(ended)
+    assert str(refused.value) == (
+        f"cannot archive the ended loop into {store.paths.history} (File exists): make it a "
+        "writable folder (move what is there aside); the loop is still active, and its next "
+        "stop or cancel ends it")
+    assert store.load(SESSION) == state
+    assert store.paths.history.read_text() == "mine\n"
+
+
 def test_archive_refuses_an_active_loop(git_repo: Path, store: LoopStore) -> None:
     state = make_state(git_repo)
     store.save(state)

@@ -13,6 +13,6 @@ from finesse.cli.ralph.common import project_option
 @click.command("abort")
 @project_option
 @which_loops("Abort")
-def command(project: str | None, session_id: str | None, every: bool) -> None:
+def command(project: str | None, session_id: str | None, every: bool) -> int:
     """Abort a loop now (never resumable): the one active loop, one session's, or --all."""
-    stop(project, session_id, every, by="`ralph abort`")
+    return stop(project, session_id, every, by="`ralph abort`")

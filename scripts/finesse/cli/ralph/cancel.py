@@ -8,11 +8,12 @@ from typing import TypeVar
 import click
 
 from finesse.cli.ralph.common import project_option, store_for
+from finesse.errors import FinesseError
 from finesse.loop.lifecycle import stop_loop
 from finesse.state.paths import is_valid_session_id
 from finesse.state.store import utcnow
 
-Command = TypeVar("Command", bound=Callable[..., None])
+Command = TypeVar("Command", bound=Callable[..., int])
 
 
 def which_loops(verb: str) -> Callable[[Command], Command]:
@@ -28,12 +29,12 @@ def which_loops(verb: str) -> Callable[[Command], Command]:
 @click.command("cancel")
 @project_option
 @which_loops("Cancel")
-def command(project: str | None, session_id: str | None, every: bool) -> None:
+def command(project: str | None, session_id: str | None, every: bool) -> int:
     """Cancel a loop now: the one active loop, one session's, or --all."""
-    stop(project, session_id, every, by="`ralph cancel`")
+    return stop(project, session_id, every, by="`ralph cancel`")
 
 
-def stop(project: str | None, session_id: str | None, every: bool, *, by: str) -> None:
+def stop(project: str | None, session_id: str | None, every: bool, *, by: str) -> int:
     """Cancel or abort (`by`) the loops asked for; shared by `ralph cancel` and `ralph
     abort`."""
     verb = "abort" if by == "`ralph abort`" else "cancel"
@@ -52,10 +53,19 @@ def stop(project: str | None, session_id: str | None, every: bool, *, by: str) -
             )
     if not targets:
         raise click.ClickException(f"no active Ralph loop in {store.paths.root}")
+    failed = 0
     for target in targets:
         if not is_valid_session_id(target):
             raise click.UsageError(f"not a session id: {target!r}")
-        stopped = stop_loop(store, target, utcnow(), by)
+        try:
+            stopped = stop_loop(store, target, utcnow(), by)
+        except FinesseError as err:
+            if len(targets) == 1:
+                raise
+            # --all: one loop that cannot be stopped (its lock a FIFO) leaves the rest going
+            click.echo(f"ralph {verb}: session {target}: {err}", err=True)
+            failed += 1
+            continue
         if stopped.requested:
             click.echo(f"The loop of session {target} is busy (running its checks): the "
                        f"{verb} is recorded; it ends as soon as that stop decides.")
@@ -66,3 +76,4 @@ def stop(project: str | None, session_id: str | None, every: bool, *, by: str) -
             raise click.ClickException(f"session {target} has no active Ralph loop")
         else:
             click.echo(stopped.ended.end_message + f" (session {target})")
+    return 1 if failed else 0

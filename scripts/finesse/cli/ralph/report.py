@@ -61,4 +61,5 @@ def command(project: str | None, as_json: bool, as_html: bool, loop: str | None)
     path = Path(latest.report_path) if latest.report_path else None
     if path is None or not path.is_file():
         raise click.ClickException(f"the report of {latest.loop_id} is missing; try --json")
-    click.echo(path.read_text(encoding="utf-8"), nl=False)
+    # Byte for byte, as `cat` would: the report keeps the bytes of names that are not UTF-8.
+    click.echo(path.read_bytes(), nl=False)

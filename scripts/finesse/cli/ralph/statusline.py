@@ -10,12 +10,14 @@ and the line shows both.
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
 import click
 
 from finesse.cli.ralph.common import project_option, store_for
+from finesse.errors import UsageError
 from finesse.support import claude_settings
 from finesse.support.runtime import SCRIPTS_DIR
 
@@ -43,7 +45,7 @@ def command(project: str | None, install: bool, user_scope: bool, force: bool,
 
         return main(["--chain", chain] if chain else [])
     root = store_for(project).paths.root
-    path = (Path.home() if user_scope else root) / ".claude" / "settings.json"
+    path = (user_home() if user_scope else root) / ".claude" / "settings.json"
     data = claude_settings.load(path)
     existing = claude_settings.status_command(data)
     if claude_settings.ours(existing):
@@ -60,3 +62,14 @@ def command(project: str | None, install: bool, user_scope: bool, force: bool,
     claude_settings.set_status_line(path, data, new)
     click.echo("Done: Claude Code shows it from its next update.")
     return 0
+
+
+def user_home() -> Path:
+    """The home folder whose `.claude/settings.json` Claude Code reads as the user's. HOME
+    empty would make it `/` (Python's expanduser) and HOME relative a folder of the working
+    directory: both refused in one line. HOME unset: the password database's entry."""
+    home = os.environ.get("HOME")
+    if home is not None and not os.path.isabs(home):
+        raise UsageError(f"HOME={home!r} is not an absolute path: set HOME to your home "
+                         "folder, or install for the project (without --user)")
+    return Path.home()

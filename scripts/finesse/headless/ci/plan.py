@@ -170,6 +170,30 @@ def _uncommitted(root: Path, plan_dir: str) -> str:
             "pushed, so commit and push the plan with the workflow")
 
 
+EXPRESSION = "${{"  # where GitHub Actions starts an expression, in `run:` and `env:` too
+
+
+def _no_expression(what: str, *values: str) -> None:
+    """GitHub evaluates `${{ ... }}` in the workflow's text before bash reads a script:
+    shlex quotes a word for the shell, not for GitHub, so a value holding one (a plan's
+    verify command, an option) would have GitHub paste whatever it names there, a secret
+    too. Refused in one line; no shell word needs it."""
+    if any(EXPRESSION in value for value in values):
+        raise UsageError(f"'{EXPRESSION}' in {what}: GitHub Actions would evaluate it as an "
+                         "expression in the workflow; write it without (a shell variable is "
+                         "$NAME or ${NAME})")
+
+
+def _no_expressions(settings: CiSettings) -> None:
+    for option, value in zip(("", *settings.run_options), settings.run_options,
+                             strict=False):  # (--model, its value), (its value, --claude-args)
+        _no_expression(option or "the options", value)
+    _no_expression("the loop options", *settings.extra)
+    _no_expression("--finesse", settings.finesse)
+    _no_expression("--runs-on", settings.runs_on)
+    _no_expression("--on", *(trigger.value for trigger in settings.triggers))
+
+
 def load_ci_plan(root: Path, folder: Path, settings: CiSettings) -> CiPlan:
     """The plan folder `folder` of the project `root`, checked for a workflow: a UsageError
     or GraphError (one line, saying what to do) when it cannot be one."""
@@ -177,6 +201,7 @@ def load_ci_plan(root: Path, folder: Path, settings: CiSettings) -> CiPlan:
         raise UsageError(f"ralph ci writes a workflow for a git repository and {root} is not "
                          "in one: run `git init`, commit the project and push it to GitHub")
     parsed = check_plan_words(settings.extra, runner="ralph ci")
+    _no_expressions(settings)
     loaded = load_execution_graph(folder if folder.is_absolute() else root / folder)
     session = session_of(loaded)
     plan_dir = str(_inside(loaded.folder, root, "the plan folder"))
@@ -187,9 +212,10 @@ def load_ci_plan(root: Path, folder: Path, settings: CiSettings) -> CiPlan:
         tasks = []
         for workflow in wave:
             minutes = _loop_minutes(workflow, parsed.timeout_minutes, settings, warnings)
-            tasks.append(CiTask(workflow.name, workflow.wave, workflow.depends_on,
-                                _words(workflow, root, settings, minutes,
-                                       parsed.timeout_minutes), minutes))
+            words = _words(workflow, root, settings, minutes, parsed.timeout_minutes)
+            _no_expression(f"{workflow.name}'s ralph run arguments", *words)
+            tasks.append(CiTask(workflow.name, workflow.wave, workflow.depends_on, words,
+                                minutes))
         waves.append(tuple(tasks))
     fingerprinted = [f"{plan_dir}/{GRAPH_FILE}"] + [
         str(_inside(workflow.plan, root, "the plan")) for wave in loaded.waves

@@ -12,7 +12,7 @@ from finesse.headless.ci.jobs import REMOTE, Begin, End, WaveMerge
 from finesse.headless.exits import RESUMABLE_STOP, SUCCESS
 from finesse.loop.final_report import title
 from finesse.spend import dollars, totals
-from finesse.support.files import read_text
+from finesse.support.files import read_bytes
 
 REPORT_CHARS = 200_000  # a step's summary may hold 1 MiB; the report gets at most this
 MEANINGS = {SUCCESS: "a verified success", 1: "a failure", 2: "a usage error: nothing ran",
@@ -34,8 +34,9 @@ def _report(end: End) -> list[str]:
     state = end.loop.state
     if state is None or not state.report_path:
         return []
-    try:
-        text = read_text(Path(state.report_path), subject="the loop's report")
+    try:  # the report keeps the bytes of a name that is not UTF-8: shown as U+FFFD here
+        text = read_bytes(Path(state.report_path), subject="the loop's report").decode(
+            "utf-8", "replace")
     except FinesseError:
         return []
     cut = text[:REPORT_CHARS]

@@ -23,10 +23,12 @@ the error names the hook.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from finesse.errors import FinesseError, UsageError
+from finesse.loop.gate.commit_problems import commit_problem
 from finesse.support.files import shown_name
 from finesse.support.git import SCOPE, Git, GitError, join_names, split_names
 from finesse.support.git_index import SavedIndex
@@ -153,7 +155,19 @@ def _scope_changes(git: Git) -> list[str]:
     modified, deleted, and untracked not ignored."""
     modified = git_out(git, "ls-files", "--modified", "--deleted", "-z", *SCOPE)
     staged = git_out(git, "diff", "--cached", "--name-only", "--relative", "-z", *SCOPE)
-    return sorted({*split_names(modified), *split_names(staged), *untracked_in(git)})
+    names = {*split_names(modified), *split_names(staged), *untracked_in(git)}
+    return sorted(name for name in names if _committable_kind(git.root / name))
+
+
+def _committable_kind(path: Path) -> bool:
+    """Whether git can stage what is at `path`: a file, a link, a folder (a submodule) or
+    nothing (a deletion). A FIFO, socket or device in place of a file would fail the whole
+    commit ("updating files failed"); it stays as it is, uncommitted."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return True
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)
 
 
 def _stage(git: Git, names: Sequence[str]) -> None:
@@ -161,20 +175,6 @@ def _stage(git: Git, names: Sequence[str]) -> None:
         return
     git_out(git, "--literal-pathspecs", "add", "--all", "--pathspec-from-file=-",
          "--pathspec-file-nul", data=join_names(names))
-
-
-def _hook_problem(git: Git, reason: str) -> str:
-    """Why `git commit` failed, naming the repository's prepare-commit-msg hook when one
-    is installed (it runs even with --no-verify, and git itself names no hook)."""
-    hooks = git.text("rev-parse", "--git-path", "hooks")
-    if hooks:
-        hook = Path(hooks) if Path(hooks).is_absolute() else git.root / hooks
-        hook = hook / "prepare-commit-msg"
-        if hook.is_file() and os.access(hook, os.X_OK):
-            said = "" if reason.startswith("exit status") else f" ({reason})"
-            return (f"the repository's prepare-commit-msg hook {hook} rejected the commit"
-                    f"{said}: fix the hook, or remove it for this loop; nothing was committed")
-    return f"git commit failed in {git.root}: {reason}; nothing was committed"
 
 
 def _commit(git: Git, message: str, names: Sequence[str]) -> str | None:
@@ -196,7 +196,7 @@ def _commit(git: Git, message: str, names: Sequence[str]) -> str | None:
                        "--pathspec-from-file=-", "--pathspec-file-nul",
                        env=_identity_env(git), data=join_names(staged))
         if done.code != 0:
-            raise GateError(_hook_problem(git, done.reason()))
+            raise GateError(commit_problem(git, done))
     except BaseException:
         saved.restore()
         raise

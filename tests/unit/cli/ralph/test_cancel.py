@@ -69,6 +69,29 @@ def test_cancel_all(capsys: pytest.CaptureFixture[str], root: Path, store: LoopS
     ]
 
 
+@pytest.mark.parametrize("verb", ["cancel", "abort"])
+def test_cancel_all_stops_every_loop_it_can(capsys: pytest.CaptureFixture[str], root: Path,
+                                            store: LoopStore, verb: str) -> None:
+    """One loop that cannot be locked (a FIFO at its lock file) stopped `--all` at once,
+    with the other loops still running: each is stopped that can be, each other one named
+    in a line, and the exit code says not all were."""
+    import os
+
+    store.save(make_state(root))
+    store.save(make_state(root, OTHER_SESSION, started_at=T0.replace(minute=1), iteration=3))
+    lock = store.paths.lock_file(SESSION)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(lock)
+    code, out, err = run(capsys, verb, "--all", "--project", str(root))
+    past = "cancelled" if verb == "cancel" else "aborted"
+    assert (code, out) == (
+        1, f"Ralph loop {past} by `ralph {verb}` at iteration 3/8. (session {OTHER_SESSION})\n")
+    assert err == (f"ralph {verb}: session {SESSION}: cannot lock {lock}: not a regular file "
+                   "(a FIFO, device or socket); remove what is there, or make "
+                   f"{store.paths.locks} a writable folder, then try again\n")
+    assert [loop.session_id for loop in store.active_loops()] == [SESSION]
+
+
 def test_cancel_one_session(capsys: pytest.CaptureFixture[str], root: Path,
                             store: LoopStore) -> None:
     store.save(make_state(root))

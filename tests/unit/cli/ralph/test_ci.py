@@ -145,6 +145,31 @@ def test_a_monorepo_workflows_hints_name_the_project(
     assert all(hint.startswith("--project pkg finesse-plans/demo") for hint in hints), hints
 
 
+def test_a_value_github_would_evaluate_as_an_expression_is_refused(
+    capsys: pytest.CaptureFixture[str], root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub evaluates `${{ ... }}` in a `run:` script before bash reads it: a plan's
+    verify command holding one had a secret pasted into the script (shlex quotes for the
+    shell, not for GitHub). Refused in one line, nothing written."""
+    leaky = workflow("alpha")
+    leaky["phases"][1]["verify"] = (
+        "test -f alpha/done.txt && echo ${{ secrets.ANTHROPIC_API_KEY }}")
+    write_plan(root, "demo", (leaky, workflow("beta")))
+    monkeypatch.chdir(root)
+    code, out, err = ci(capsys, root)
+    assert (code, out) == (2, "")
+    assert err == ("ralph ci: '${{' in alpha's ralph run arguments: GitHub Actions would "
+                   "evaluate it as an expression in the workflow; write it without (a shell "
+                   "variable is $NAME or ${NAME})\n")
+    code, _, err = ci(capsys, root, "--model", "${{ github.token }}")
+    assert (code, err) == (2, "ralph ci: '${{' in --model: GitHub Actions would evaluate it as "
+                              "an expression in the workflow; write it without (a shell "
+                              "variable is $NAME or ${NAME})\n")
+    code, _, err = ci(capsys, root, "--claude-args", "--append-system-prompt '${{ env.X }}'")
+    assert code == 2 and err.startswith("ralph ci: '${{' in --claude-args: GitHub")
+    assert not (root / ".github").exists()
+
+
 def test_an_output_github_does_not_read_says_so(
     capsys: pytest.CaptureFixture[str], root: Path, planned: Path
 ) -> None:

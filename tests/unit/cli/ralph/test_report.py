@@ -158,3 +158,16 @@ def test_report_html_and_json_do_not_mix(
     ended_loop(store, root, "aaa111", 10, report_text="# report\n")
     assert run(capsys, "report", "--html", "--json", "--project", str(root)) == (
         2, "", "ralph report: give --json or --html, not both (see 'ralph report --help')\n")
+
+
+def test_a_report_holding_bytes_that_are_not_utf8_is_printed_as_it_is(
+    root: Path, store: LoopStore
+) -> None:
+    """The report keeps the bytes of a name that is not UTF-8 (a learning or a file name
+    with U+DC80, stored as the byte 0x80): `ralph report` printed a UnicodeDecodeError
+    traceback instead; it prints the file byte for byte, as `cat` would."""
+    from tests.helpers.launch import Run, run_ralph
+
+    loop_id = ended_loop(store, root, "aaa111", 10, report_text="x")
+    (store.paths.reports / f"{loop_id}.md").write_bytes(b"# report\n\n- Learning: l\x80\n")
+    assert run_ralph(root, "report") == Run(0, "# report\n\n- Learning: l\\x80\n", "")

@@ -113,3 +113,20 @@ def test_install_in_a_monorepo_project_writes_the_projects_settings(
     assert (code, err) == (0, "")
     assert settings(path) == {"statusLine": {"type": "command", "command": OURS}}
     assert not (monorepo.parent / ".claude" / "settings.json").exists()
+
+
+@pytest.mark.parametrize("home", ["", "relative/home"])
+def test_install_for_the_user_without_a_usable_home_is_refused(
+        capsys: pytest.CaptureFixture[str], root: Path, monkeypatch: pytest.MonkeyPatch,
+        home: str) -> None:
+    """HOME empty made the user's settings /.claude/settings.json, at the top of the file
+    system; HOME relative made them a folder in the working directory (the project). Claude
+    Code reads neither: one line says to set HOME, and nothing is written."""
+    monkeypatch.setenv("HOME", home)
+    monkeypatch.chdir(root)
+    before = sorted(path.name for path in Path("/").iterdir())
+    assert run(capsys, "statusline", "--install", "--user", "--project", str(root)) == (
+        2, "", f"ralph statusline: HOME={home!r} is not an absolute path: set HOME to your "
+               "home folder, or install for the project (without --user)\n")
+    assert sorted(path.name for path in Path("/").iterdir()) == before
+    assert sorted(path.name for path in root.iterdir()) == [".git", "README.md"]

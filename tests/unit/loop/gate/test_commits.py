@@ -233,6 +233,21 @@ def test_commit_iteration_commits_the_iterations_changes(gate_project: Path) -> 
     assert branch(gate_project) == start_branch
 
 
+def test_a_fifo_in_place_of_a_file_is_left_out_of_the_commit(gate_project: Path) -> None:
+    """git cannot commit a FIFO: a tracked file the agent replaced by one (or a new one)
+    failed the whole commit ("updating files failed") and ended the loop as a failure. The
+    FIFO stays as it is, uncommitted, and the rest of the iteration is committed."""
+    (gate_project / "src/util.py").unlink()
+    os.mkfifo(gate_project / "src/util.py")
+    os.mkfifo(gate_project / "new.pipe")
+    write(gate_project, "src/added.py", "ADDED = 1\n")
+    sha = commit_iteration(gate_project, iteration=1, summary="Add", loop_id="loop-7f3a")
+    assert sha == head(gate_project)
+    assert git_out(gate_project, "show", "--name-status", "--format=", sha) == "A\tsrc/added.py\n"
+    assert staged(gate_project) == ""
+    assert (gate_project / "src/util.py").is_fifo() and (gate_project / "new.pipe").is_fifo()
+
+
 def test_an_empty_iteration_makes_no_commit(gate_project: Path) -> None:
     start, count = head(gate_project), commit_count(gate_project)
     make_ignored(gate_project)
@@ -306,6 +321,23 @@ def test_a_failing_prepare_commit_msg_hook_is_named_and_the_index_left_as_it_was
         "fix the hook, or remove it for this loop; nothing was committed")
     assert (head(gate_project), staged(gate_project), status(gate_project)) == before
     assert status(gate_project) == " M src/app.py\nA  staged.py\n?? untracked.py\n"
+
+
+def test_a_commit_git_cannot_sign_says_so(gate_project: Path) -> None:
+    """commit.gpgsign on, and the signing program cannot run here (no key, no agent, a
+    pinentry with no terminal): git's last line, "failed to write commit object", was all
+    the loop said. It names the signing and what to do; the index is left as it was."""
+    git_out(gate_project, "config", "commit.gpgsign", "true")
+    git_out(gate_project, "config", "gpg.program", str(gate_project / "no-such-gpg"))
+    work_in_progress(gate_project)
+    before = (head(gate_project), staged(gate_project), status(gate_project))
+    with pytest.raises(GateError) as failed:
+        commit_iteration(gate_project, iteration=1, summary="s", loop_id="l1")
+    assert str(failed.value) == (
+        "git could not sign the commit (commit.gpgsign is on: error: gpg failed to sign the "
+        "data): make signing work without a prompt, or turn it off for this repository "
+        "(git config commit.gpgsign false); nothing was committed")
+    assert (head(gate_project), staged(gate_project), status(gate_project)) == before
 
 
 def test_a_silent_failing_hook_in_core_hooks_path_is_named(gate_project: Path) -> None:
