@@ -28,8 +28,8 @@ INTERRUPTED_BY = "an interrupted start"
 def begin_start(store: LoopStore, session_id: str, now: datetime) -> None:
     """Write down that a loop of this session is being started at `now`; first remove the
     temps a killed save left among our state files (any session's: only a writer that is
-    gone leaves one, so a live writer's temp stays). Starts do it, not stops: a stop's path
-    stays free of folder scans."""
+    gone leaves one, so a live writer's temp stays), also of files never written again
+    (each write removes its own file's)."""
     from finesse.support.writes import remove_stale_temps
 
     paths = store.paths
