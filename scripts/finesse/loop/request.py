@@ -82,6 +82,19 @@ def read_project_file(root: Path, name: str, flag: str) -> str:
                      missing=f" under {root}; give a path relative to the project root")
 
 
+def _check_plan_inside(root: Path, name: str) -> None:
+    """The loop writes to its plan (each iteration's entry): the plan must be a file of the
+    project, where its path and any link on the way lead, never a file elsewhere."""
+    import os
+
+    path = Path(name).expanduser()
+    top = os.path.realpath(root)
+    where = os.path.realpath(path if path.is_absolute() else root / path)
+    if os.path.commonpath([top, where]) != top:
+        raise UsageError(f"--plan {shown_name(name)} is outside the project, and the loop "
+                         f"writes to its plan: copy it under {root} (tasks/todo.md, say)")
+
+
 NOTEBOOK = "tasks/todo.md"
 CONFIG = ".finesse/config.json"
 
@@ -159,6 +172,7 @@ def resolve(args: LoopArgs, root: Path) -> StartRequest:
             )
     if args.plan_file is not None:
         text = read_project_file(root, args.plan_file, "--plan")
+        _check_plan_inside(root, args.plan_file)
         for command in check_plan(text, path=args.plan_file, extra_verify=request.verify):
             if command not in request.verify:
                 request.verify.append(command)

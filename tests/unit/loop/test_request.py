@@ -199,7 +199,25 @@ def test_plan_with_a_prompt_of_its_own(project: Path) -> None:
 
 def test_plan_by_absolute_path(project: Path) -> None:
     path = project / "tasks" / "todo.md"
-    assert start_request(f"go --plan '{path}'", ROOT).plan_file == str(path)
+    assert start_request(f"go --plan '{path}'", project).plan_file == str(path)
+
+
+def test_a_plan_outside_the_project_is_refused_since_the_loop_writes_to_it(
+        tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    outside = tmp_path / "elsewhere"
+    (project / "tasks").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "todo.md").write_text(PLAN, encoding="utf-8")
+    (project / "tasks" / "linked.md").symlink_to(outside / "todo.md")
+    (project / "tasks" / "todo.md").write_text(PLAN, encoding="utf-8")
+    for name in (str(outside / "todo.md"), "../elsewhere/todo.md", "tasks/linked.md"):
+        assert refusal(f"go --plan '{name}'", project) == (
+            f"--plan {name} is outside the project, and the loop writes to its plan: copy it "
+            f"under {project} (tasks/todo.md, say)")
+    # Out of the project and back in by the path is still the project's file.
+    assert start_request("go --plan ../project/tasks/todo.md", project).plan_file \
+        == "../project/tasks/todo.md"
 
 
 @pytest.mark.parametrize(
