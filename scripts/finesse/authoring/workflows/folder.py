@@ -281,6 +281,8 @@ def folder_summary(report: FolderReport) -> str:
     lines.append(
         f"{shown_name(report.path)}: {len(report.workflows)} sub-workflows, all pass"
         if report.passed else
-        f"{shown_name(report.path)}: {len(report.errors)} problems; fix them and run "
+        f"{shown_name(report.path)}: {len(report.errors)} "
+        f"{'problem' if len(report.errors) == 1 else 'problems'}; fix "
+        f"{'it' if len(report.errors) == 1 else 'them'} and run "
         "`finesse validate` again (on a prompt file for its details)")
     return "\n".join(lines)

@@ -51,6 +51,11 @@ def test_validate_a_failing_folder_exits_1_with_a_line_per_problem(
         f"{folder}: 2 problems; fix them and run `finesse validate` again (on a prompt file "
         "for its details)",
     ]
+    (folder / "notes.md").unlink()  # one problem left: said in the singular
+    result = invoke(runner, "validate", str(folder))
+    assert result.stdout.splitlines()[-1] == (
+        f"{folder}: 1 problem; fix it and run `finesse validate` again (on a prompt file "
+        "for its details)")
 
 
 def test_a_promise_file_is_for_one_prompt_not_a_folder(runner: CliRunner, tmp_path: Path) -> None:
