@@ -53,6 +53,9 @@ def command(prompt_path: str, max_iterations: str | None, promise_text: str | No
                                                ("--completion-promise-file", promise_file),
                                                ("--promise-file", old_promise_file))
              if value is not None]
+    if not prompt_path.strip():
+        raise UsageError("the prompt file's name is empty: give the path of a prompt file "
+                         "(or of a plan folder)")
     if os.path.isdir(prompt_path):
         _validate_folder(prompt_path, [name for name, _ in given], as_json)
         return

@@ -204,6 +204,9 @@ def test_the_loops_flags_judge_the_prompt_as_the_loop_runs_it(
      "must output, e.g. DONE"),
     (["validate"],
      "finesse validate: Missing argument 'PROMPT_PATH'. (see 'finesse validate --help')"),
+    (["validate", ""],
+     "finesse validate: the prompt file's name is empty: give the path of a prompt file (or "
+     "of a plan folder)"),
     (["validate", "--jsn", "x.md"],
      "finesse validate: No such option '--jsn'. Did you mean '--json'? "
      "(see 'finesse validate --help')"),
