@@ -174,7 +174,7 @@ def command(project: str | None, plan_dir: str, output: str | None, to_stdout: b
     if target.parent.parts[-2:] != (".github", "workflows"):
         click.echo("GitHub runs only the workflows in .github/workflows/ at the repository's "
                    "top: move it there to use it.")
-    click.echo(f"Commit and push it with {plan.plan_dir}/, set the repository secret "
-               f"{settings.secret}, then run it from the Actions tab (or `gh workflow run "
-               f"{target.name}`).")
+    click.echo(f"Commit and push it with {_shown(root / plan.plan_dir)}/, set the repository "
+               f"secret {settings.secret}, then run it from the Actions tab (or `gh workflow "
+               f"run {target.name}`).")
     return 0

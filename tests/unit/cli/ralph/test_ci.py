@@ -123,6 +123,8 @@ def test_a_monorepo_projects_workflow_goes_to_the_repositorys_top(
     code, out, _ = run(capsys, "ci", "--project", "pkg", "finesse-plans/demo", "--finesse",
                        FINESSE)
     assert code == 0 and out.startswith("Wrote .github/workflows/ralph-demo.yml: ")
+    # Both paths as the user, at the repository's top, names them.
+    assert "Commit and push it with pkg/finesse-plans/demo/, set " in out
     assert written_for((top / ".github/workflows/ralph-demo.yml").read_text()) == (
         "pkg/finesse-plans/demo")
     assert not (monorepo / ".github").exists()
